@@ -1,0 +1,106 @@
+/**
+ * The one list of stable error codes. Server, worker and SDK all speak these strings; the README's
+ * "Error codes" table is checked against this list by a test, so nothing undocumented exists.
+ *
+ * `http` is the status the HTTP API answers with; `scope` says where a code can appear:
+ * - "api": an HTTP or WebSocket protocol error answered to a caller;
+ * - "outcome": the `error.code` of a tool's error outcome, stored in the journal;
+ * - "sdk": raised locally by the SDK, never crosses the wire.
+ */
+export const ERROR_CODES = {
+  unauthorized: { http: 401, scope: "api", message: "Missing or invalid bearer token." },
+  not_found: { http: 404, scope: "api", message: "No such resource." },
+  invalid_request: { http: 400, scope: "api", message: "The request body, query or parameters failed validation." },
+  body_too_large: { http: 413, scope: "api", message: "The request body exceeds the server's limit." },
+  unsupported_media_type: { http: 415, scope: "api", message: "Request bodies must be application/json." },
+  idempotency_conflict: {
+    http: 409,
+    scope: "api",
+    message: "This Idempotency-Key was already used with a different request body.",
+  },
+  session_ended: { http: 409, scope: "api", message: "The session has ended; it accepts no new messages." },
+  duplicate_tool: { http: 400, scope: "api", message: "Two tools in one session share a name." },
+  duplicate_environment: {
+    http: 400,
+    scope: "api",
+    message: "Two environments in one session share a name with different configurations.",
+  },
+  host_required: { http: 400, scope: "api", message: "Host tools need a registered host (hostId)." },
+  not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
+  internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
+  invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },
+  frame_too_large: { http: 413, scope: "api", message: "A WebSocket frame exceeds the frame size limit." },
+  call_not_found: { http: 404, scope: "api", message: "No tool call with that session and sequence on this host." },
+  call_ended: {
+    http: 409,
+    scope: "api",
+    message: "The tool call has already ended (finished, timed out, cancelled or lost); nothing more is accepted.",
+  },
+  reserved_kind: { http: 400, scope: "api", message: "This event kind is reserved for the journal's own records." },
+  invalid_kind: { http: 400, scope: "api", message: "Event kinds match ^[a-z][a-z0-9_.:-]{0,63}$." },
+  budget_exceeded: {
+    http: 409,
+    scope: "api",
+    message: "The activation's BRAIN_MAX_EMITTED_BYTES budget would be exceeded; the emission was rejected.",
+  },
+  tool_error: { http: 200, scope: "outcome", message: "The tool's function threw an exception." },
+  invalid_input: { http: 200, scope: "outcome", message: "The tool input failed the tool's input schema." },
+  invalid_output: {
+    http: 200,
+    scope: "outcome",
+    message: "The tool produced a malformed outcome envelope, output failing its schema, or a non-JSON value.",
+  },
+  unknown_tool: { http: 200, scope: "outcome", message: "The model asked for a tool this session does not have." },
+  result_too_large: {
+    http: 200,
+    scope: "outcome",
+    message: "The result exceeds the frame size limit; it was replaced by this error.",
+  },
+  not_connected: { http: 0, scope: "sdk", message: "The SDK has no open connection to Brain." },
+  connection_closed: { http: 0, scope: "sdk", message: "The connection to Brain closed before an answer arrived." },
+  execution_finished: {
+    http: 0,
+    scope: "sdk",
+    message: "The tool execution has finished; emit, emitResult and finish are rejected.",
+  },
+  invalid_options: { http: 0, scope: "sdk", message: "Tool factory options failed the options schema." },
+  unrepresentable_schema: {
+    http: 0,
+    scope: "sdk",
+    message: "A tool's zod schema cannot be represented as JSON Schema.",
+  },
+  invalid_tool: { http: 0, scope: "sdk", message: "The tool declaration is malformed." },
+  request_failed: { http: 0, scope: "sdk", message: "An HTTP request to Brain failed without a Brain error body." },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export type ErrorScope = (typeof ERROR_CODES)[ErrorCode]["scope"];
+
+export const errorCodes = Object.keys(ERROR_CODES) as ErrorCode[];
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_CODES, value);
+}
+
+/** An error with a stable code; the form every Brain error takes in both processes. */
+export class BrainError extends Error {
+  readonly code: ErrorCode;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message?: string, details?: unknown) {
+    super(message ?? ERROR_CODES[code].message);
+    this.name = "BrainError";
+    this.code = code;
+    this.details = details;
+  }
+
+  get httpStatus(): number {
+    return ERROR_CODES[this.code].http;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details?: unknown } {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+}

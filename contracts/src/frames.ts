@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { OutcomeSchema } from "./outcome.js";
+
+/**
+ * WebSocket frames between Brain and an application host (`GET /v1/hosts/connect`). Text frames of
+ * JSON, at most MAX_FRAME_BYTES. A tool call is named by (sessionId, sequence) everywhere.
+ */
+
+const Uuid = z.uuid();
+const Seq = z.number().int().positive();
+/** Client-chosen id, echoed by `ack` / `reject`. */
+const RequestId = z.number().int().nonnegative();
+const Content = z
+  .string()
+  .max(256 * 1024)
+  .optional();
+
+export const EmitFrameSchema = z.strictObject({
+  type: z.literal("emit"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  kind: z.string(),
+  data: z.json(),
+});
+/** ctx.emitResult: one more result, the call stays open (unless the outcome is not ok). */
+export const ResultFrameSchema = z.strictObject({
+  type: z.literal("result"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  outcome: OutcomeSchema,
+  content: Content,
+});
+/** `run` returned: the synchronous phase ended, with or without a result. */
+export const ReturnFrameSchema = z.strictObject({
+  type: z.literal("return"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  outcome: OutcomeSchema.optional(),
+  content: Content,
+});
+/** ctx.finish: optionally one more result, then completion. */
+export const FinishFrameSchema = z.strictObject({
+  type: z.literal("finish"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  outcome: OutcomeSchema.optional(),
+  content: Content,
+});
+export const PingFrameSchema = z.strictObject({ type: z.literal("ping"), id: RequestId });
+
+export const HostFrameSchema = z.discriminatedUnion("type", [
+  EmitFrameSchema,
+  ResultFrameSchema,
+  ReturnFrameSchema,
+  FinishFrameSchema,
+  PingFrameSchema,
+]);
+
+export const WelcomeFrameSchema = z.object({
+  type: z.literal("welcome"),
+  hostId: Uuid,
+  connectionId: Uuid,
+  heartbeatMs: z.number().int().positive(),
+});
+export const InvokeFrameSchema = z.object({
+  type: z.literal("invoke"),
+  sessionId: Uuid,
+  sequence: Seq,
+  tool: z.string(),
+  input: z.json(),
+  /** Absolute deadline in epoch ms; null means unlimited. */
+  deadline: z.number().nullable(),
+});
+export const AckFrameSchema = z.object({
+  type: z.literal("ack"),
+  id: RequestId,
+  /** Journal sequence of the committed record (the last one, when a frame wrote several). */
+  sequence: z.number().int().nullable(),
+});
+export const RejectFrameSchema = z.object({
+  type: z.literal("reject"),
+  id: RequestId.nullable(),
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export const CancelFrameSchema = z.object({
+  type: z.literal("cancel"),
+  sessionId: Uuid,
+  sequence: Seq,
+  status: z.enum(["timeout", "cancelled", "unknown"]),
+});
+/** The session ended or was deleted: drop its handlers. */
+export const ReleaseFrameSchema = z.object({ type: z.literal("release"), sessionId: Uuid });
+export const PongFrameSchema = z.object({ type: z.literal("pong"), id: RequestId });
+
+export const ServerFrameSchema = z.discriminatedUnion("type", [
+  WelcomeFrameSchema,
+  InvokeFrameSchema,
+  AckFrameSchema,
+  RejectFrameSchema,
+  CancelFrameSchema,
+  ReleaseFrameSchema,
+  PongFrameSchema,
+]);
+
+export type HostFrame = z.infer<typeof HostFrameSchema>;
+export type ServerFrame = z.infer<typeof ServerFrameSchema>;
+export type InvokeFrame = z.infer<typeof InvokeFrameSchema>;
+export type CancelFrame = z.infer<typeof CancelFrameSchema>;

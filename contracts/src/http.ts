@@ -1,0 +1,132 @@
+import { z } from "zod";
+import { TOOL_NAME_PATTERN } from "./journal.js";
+import { MAX_MESSAGE_CHARS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
+
+/** Bodies and answers of the HTTP API (`/v1`). Each is the single definition both ends use. */
+
+const JsonSchemaObject = z.record(z.string(), z.json());
+const Uuid = z.uuid();
+const EnvName = z.string().regex(/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/);
+
+/** Where a placed tool runs. Only application hosts exist so far. */
+export const EnvironmentRefSchema = z.strictObject({
+  type: z.literal("host"),
+  name: EnvName,
+});
+
+export const ToolPlacementSchema = z.strictObject({
+  name: z.string().regex(TOOL_NAME_PATTERN),
+  description: z.string().max(4096),
+  inputSchema: JsonSchemaObject,
+  outputSchema: JsonSchemaObject.nullable(),
+  env: EnvironmentRefSchema,
+  /** The tool's own run limit in ms; the server bounds it by BRAIN_MAX_TOOL_SECS. 0 = unlimited. */
+  timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+export const ScriptedToolCallSchema = z.strictObject({
+  name: z.string().min(1).max(128),
+  input: z.json(),
+});
+export const ScriptStepSchema = z.union([
+  z.strictObject({ text: z.string().max(MAX_MESSAGE_CHARS) }),
+  z.strictObject({
+    toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64),
+    text: z.string().max(MAX_MESSAGE_CHARS).optional(),
+  }),
+]);
+
+export const ModelConfigSchema = z.discriminatedUnion("provider", [
+  z.strictObject({
+    provider: z.literal("scripted"),
+    script: z.array(ScriptStepSchema).max(MAX_SCRIPT_STEPS),
+  }),
+]);
+
+export const CreateSessionBodySchema = z.strictObject({
+  model: ModelConfigSchema,
+  tools: z.array(ToolPlacementSchema).max(MAX_TOOLS_PER_SESSION).default([]),
+  hostId: Uuid.optional(),
+  metadata: z.record(z.string().max(64), z.string().max(1024)).optional(),
+});
+
+export const SessionSchema = z.object({
+  id: Uuid,
+  status: z.enum(["active", "ended"]),
+  hostId: Uuid.nullable(),
+  tools: z.array(z.string()),
+  lastSequence: z.number().int(),
+  metadata: z.record(z.string(), z.string()),
+  createdAt: z.string(),
+  endedAt: z.string().nullable(),
+});
+
+export const SessionListSchema = z.object({
+  sessions: z.array(SessionSchema),
+  nextCursor: z.string().nullable(),
+});
+
+export const ListSessionsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+export const PostMessageBodySchema = z.strictObject({
+  text: z.string().min(1).max(MAX_MESSAGE_CHARS),
+  /** Hold the request until the activation this message starts has ended. */
+  wait: z.boolean().default(false),
+});
+
+export const ActivationResultSchema = z.object({
+  sequence: z.number().int(),
+  status: z.enum(["completed", "cancelled", "failed"]),
+  text: z.string(),
+});
+
+export const PostMessageResultSchema = z.object({
+  sequence: z.number().int(),
+  activation: ActivationResultSchema.nullable(),
+});
+
+export const EventsQuerySchema = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  follow: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
+});
+
+/** One journal record as the API and the SDK show it; one line of the NDJSON event stream. */
+export const JournalEventSchema = z.object({
+  sequence: z.number().int().positive(),
+  kind: z.string(),
+  payload: z.json(),
+  createdAt: z.string(),
+});
+
+export const RegisterHostBodySchema = z.strictObject({
+  name: z.string().min(1).max(128).optional(),
+});
+
+export const RegisteredHostSchema = z.object({
+  id: Uuid,
+  /** Shown once; Brain keeps only its SHA-256. */
+  token: z.string(),
+});
+
+export const ErrorBodySchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+});
+
+export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
+export type ToolPlacement = z.infer<typeof ToolPlacementSchema>;
+export type ScriptStep = z.infer<typeof ScriptStepSchema>;
+export type ModelConfig = z.infer<typeof ModelConfigSchema>;
+export type CreateSessionBody = z.input<typeof CreateSessionBodySchema>;
+export type Session = z.infer<typeof SessionSchema>;
+export type SessionList = z.infer<typeof SessionListSchema>;
+export type PostMessageBody = z.input<typeof PostMessageBodySchema>;
+export type PostMessageResult = z.infer<typeof PostMessageResultSchema>;
+export type ActivationResult = z.infer<typeof ActivationResultSchema>;
+export type JournalEvent = z.infer<typeof JournalEventSchema>;
+export type RegisteredHost = z.infer<typeof RegisteredHostSchema>;

@@ -1,0 +1,8 @@
+export * from "./errors.js";
+export * from "./frames.js";
+export * from "./http.js";
+export * from "./journal.js";
+export * from "./json.js";
+export * from "./limits.js";
+export * from "./outcome.js";
+export { wireSchemas } from "./wire-schemas.js";

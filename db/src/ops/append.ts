@@ -1,0 +1,97 @@
+import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+
+/** A tool call row to create with its tool_call_started record. */
+export interface NewCall {
+  tool: string;
+  activationSeq: number;
+  hostId: string | null;
+  /** Set when the host is connected to this process: the call is dispatched in the same commit. */
+  connectionId: string | null;
+  /** "ended" for calls refused before dispatch (unknown tool), with their outcome. */
+  state: "pending" | "running" | "ended";
+  outcome?: unknown;
+  /** Epoch ms, or null for unlimited. */
+  deadlineAt: number | null;
+}
+
+export interface NewRecord {
+  kind: string;
+  payload: unknown;
+  call?: NewCall;
+}
+
+export interface AppendGuard {
+  /** The Agentloop owner's fencing token: a stale owner's append writes nothing. */
+  epoch?: number;
+  /** Refuse (write nothing) when the session has ended. Defaults to true. */
+  requireActive?: boolean;
+}
+
+export interface Appended {
+  seq: number;
+  kind: string;
+  createdAt: Date;
+}
+
+/** The first seq of an empty result means the guard refused: session missing, ended, or fenced. */
+export interface AppendResult {
+  records: Appended[];
+}
+
+/**
+ * Appends records to one session's journal in one statement: bumps `sessions.last_seq` (the row
+ * lock keeps seq dense and in commit order), inserts the records, and creates call rows for
+ * tool_call_started records.
+ */
+export function appendRecords(sessionId: string, records: NewRecord[], guard: AppendGuard = {}): WriteOp<AppendResult> {
+  const input = JSON.stringify(records.map((r) => ({ kind: r.kind, payload: r.payload, call: r.call ?? null })));
+  const n = records.length;
+  const epoch = guard.epoch ?? null;
+  const requireActive = guard.requireActive ?? true;
+  return {
+    keys: (result) => {
+      const keys: CommitKeys = emptyKeys();
+      if (result.records.length === 0) return keys;
+      let bits = 0;
+      for (const r of records) {
+        bits |= touchOf(r.kind);
+        if (r.call?.hostId && r.call.state === "pending") keys.hosts.add(r.call.hostId);
+      }
+      keys.sessions.set(sessionId, bits);
+      return keys;
+    },
+    run: (tx) =>
+      tx<{ seq: number; kind: string; created_at: Date }[]>`
+        WITH input AS (
+          SELECT e.ord, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call
+          FROM jsonb_array_elements(${input}::text::jsonb) WITH ORDINALITY AS e(v, ord)
+        ),
+        s AS (
+          UPDATE sessions SET last_seq = last_seq + ${n}
+          WHERE id = ${sessionId}
+            AND (${epoch}::bigint IS NULL OR owner_epoch = ${epoch}::bigint)
+            AND (NOT ${requireActive}::boolean OR status = 'active')
+          RETURNING last_seq - ${n} AS base
+        ),
+        r AS (
+          INSERT INTO records (session_id, seq, kind, payload)
+          SELECT ${sessionId}, s.base + i.ord, i.kind, i.payload FROM s, input i
+          RETURNING seq, kind, created_at
+        ),
+        c AS (
+          INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
+                             deadline_at, dispatched_at, ended_at)
+          SELECT ${sessionId}, s.base + i.ord, i.call->>'tool', (i.call->>'activationSeq')::bigint,
+                 (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
+                 NULLIF(i.call->'outcome', 'null'::jsonb),
+                 to_timestamp((i.call->>'deadlineAt')::double precision / 1000),
+                 CASE WHEN i.call->>'state' = 'running' THEN clock_timestamp() END,
+                 CASE WHEN i.call->>'state' = 'ended' THEN clock_timestamp() END
+          FROM s, input i WHERE jsonb_typeof(i.call) = 'object'
+        )
+        SELECT seq, kind, created_at FROM r ORDER BY seq`.then((rows) => ({
+        records: rows.map((row) => ({ seq: row.seq, kind: row.kind, createdAt: row.created_at })),
+      })),
+  };
+}

@@ -1,0 +1,109 @@
+import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+
+/** What a host (or a worker) reports about one open call. */
+export type CallAction =
+  | { type: "emit"; kind: string; data: unknown }
+  | { type: "result"; outcome: { status: string }; content?: string | undefined }
+  | { type: "return"; outcome?: { status: string } | undefined; content?: string | undefined }
+  | { type: "finish"; outcome?: { status: string } | undefined; content?: string | undefined };
+
+export interface CallRef {
+  sessionId: string;
+  seq: number;
+  /** The host the call was dispatched to; frames from any other host match nothing. */
+  hostId: string;
+}
+
+/** `seq` is the last record written; null when the call was not open (ended or not this host's). */
+export interface TransitionResult {
+  seq: number | null;
+  ended: boolean;
+}
+
+interface Plan {
+  records: { kind: string; payload: unknown }[];
+  ends: boolean;
+  returns: boolean;
+  outcome: unknown;
+}
+
+function plan(call: number, action: CallAction): Plan {
+  if (action.type === "emit") {
+    return {
+      records: [{ kind: action.kind, payload: { call, data: action.data } }],
+      ends: false,
+      returns: false,
+      outcome: null,
+    };
+  }
+  const records: Plan["records"] = [];
+  const outcome = action.outcome ?? null;
+  if (action.outcome) {
+    const payload: Record<string, unknown> = { call, outcome: action.outcome };
+    if (action.content !== undefined) payload.content = action.content;
+    records.push({ kind: "tool_result", payload });
+  }
+  const returns = action.type === "return";
+  if (returns) records.push({ kind: "tool_returned", payload: { call } });
+  // A non-success outcome terminates the execution, whichever way it was published.
+  const ends = action.type === "finish" || (action.outcome !== undefined && action.outcome.status !== "ok");
+  // The terminal payload is filled in by SQL: it is the call's final outcome, which may be an
+  // earlier result's.
+  if (ends) records.push({ kind: "tool_call_ended", payload: null });
+  return { records, ends, returns, outcome };
+}
+
+/**
+ * Applies one host report to an open call and journals it, in one statement. The update is
+ * conditional on the call being open (`running` or `returned`) and dispatched to this host, so a
+ * report that arrives after a terminal cause (deadline, cancellation, loss, an earlier finish)
+ * writes nothing: the first terminal cause wins inside the database.
+ */
+export function transitionCall(ref: CallRef, action: CallAction): WriteOp<TransitionResult> {
+  const p = plan(ref.seq, action);
+  const input = JSON.stringify(p.records);
+  const n = p.records.length;
+  const outcome = p.outcome === null ? null : JSON.stringify(p.outcome);
+  return {
+    keys: (result): CommitKeys => {
+      const keys = emptyKeys();
+      if (result.seq === null) return keys;
+      keys.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
+      return keys;
+    },
+    run: (tx) =>
+      tx<{ seq: number | null }[]>`
+        WITH c AS (
+          UPDATE calls SET
+            state = CASE WHEN ${p.ends}::boolean THEN 'ended' WHEN ${p.returns}::boolean THEN 'returned' ELSE state END,
+            outcome = CASE WHEN ${p.ends}::boolean
+                           THEN COALESCE(${outcome}::text::jsonb, outcome, '{"status":"ok"}'::jsonb)
+                           ELSE COALESCE(${outcome}::text::jsonb, outcome) END,
+            returned_at = CASE WHEN ${p.returns}::boolean THEN clock_timestamp() ELSE returned_at END,
+            ended_at = CASE WHEN ${p.ends}::boolean THEN clock_timestamp() ELSE ended_at END
+          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq} AND host_id = ${ref.hostId}
+            AND state IN ('running', 'returned')
+          RETURNING outcome
+        ),
+        input AS (
+          SELECT e.ord, e.v->>'kind' AS kind, e.v->'payload' AS payload
+          FROM jsonb_array_elements(${input}::text::jsonb) WITH ORDINALITY AS e(v, ord)
+        ),
+        s AS (
+          UPDATE sessions SET last_seq = last_seq + ${n}
+          WHERE id = ${ref.sessionId} AND EXISTS (SELECT 1 FROM c)
+          RETURNING last_seq - ${n} AS base
+        ),
+        r AS (
+          INSERT INTO records (session_id, seq, kind, payload)
+          SELECT ${ref.sessionId}, s.base + i.ord, i.kind,
+                 CASE WHEN i.kind = 'tool_call_ended'
+                      THEN jsonb_build_object('call', ${ref.seq}::bigint, 'outcome', c.outcome)
+                      ELSE i.payload END
+          FROM s, input i, c
+          RETURNING seq
+        )
+        SELECT max(seq) AS seq FROM r`.then(([row]) => ({ seq: row?.seq ?? null, ended: p.ends })),
+  };
+}

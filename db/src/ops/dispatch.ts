@@ -1,0 +1,35 @@
+import { emptyKeys } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+
+export interface DispatchedCall {
+  sessionId: string;
+  seq: number;
+  tool: string;
+  input: unknown;
+  /** Epoch ms, or null for unlimited. */
+  deadline: number | null;
+}
+
+/**
+ * Claims a host's pending calls for one of its connections. The claim (state running, the
+ * connection id) commits before any frame is sent, so a call is sent at most once: a crash after
+ * this commit leaves the call on a connection that is gone, and it ends `unknown`.
+ */
+export function claimPendingCalls(hostId: string, connectionId: string): WriteOp<DispatchedCall[]> {
+  return {
+    keys: emptyKeys,
+    run: (tx) =>
+      tx<{ session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]>`
+        WITH c AS (
+          UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          WHERE host_id = ${hostId} AND state = 'pending'
+          RETURNING session_id, seq, tool, deadline_at
+        )
+        SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
+               (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
+        FROM c JOIN records r ON r.session_id = c.session_id AND r.seq = c.seq
+        ORDER BY c.session_id, c.seq`.then((rows) =>
+        rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, tool: r.tool, input: r.input, deadline: r.deadline })),
+      ),
+  };
+}

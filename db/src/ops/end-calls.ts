@@ -1,0 +1,80 @@
+import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+
+/** Which open calls to end. */
+export type EndCallsFilter =
+  | { connectionId: string }
+  | { sessionId: string; seqs?: number[] }
+  | { serverId: string }
+  | { deadlineBefore: Date };
+
+export interface EndedCall {
+  sessionId: string;
+  seq: number;
+  hostId: string | null;
+  connectionId: string | null;
+  endSeq: number;
+}
+
+/**
+ * Ends open calls with a Brain-made outcome (timeout, cancelled, unknown) and journals a
+ * tool_call_ended for each, all in one statement. Calls already ended are untouched: the first
+ * terminal cause wins.
+ */
+export function endCalls(filter: EndCallsFilter, outcome: { status: string; cause?: string }): WriteOp<EndedCall[]> {
+  const o = JSON.stringify(outcome);
+  const byConnection = "connectionId" in filter ? filter.connectionId : null;
+  const bySession = "sessionId" in filter ? filter.sessionId : null;
+  const seqs = "seqs" in filter && filter.seqs ? filter.seqs : null;
+  const byServer = "serverId" in filter ? filter.serverId : null;
+  const before = "deadlineBefore" in filter ? filter.deadlineBefore : null;
+  return {
+    keys: (ended): CommitKeys => {
+      const keys = emptyKeys();
+      for (const c of ended) keys.sessions.set(c.sessionId, Touch.observation);
+      return keys;
+    },
+    run: (tx) => {
+      const seqArray = seqs ? tx.array(seqs) : null;
+      return tx<
+        { session_id: string; seq: number; host_id: string | null; connection_id: string | null; end_seq: number }[]
+      >`
+        WITH c AS (
+          UPDATE calls SET state = 'ended', outcome = ${o}::text::jsonb, ended_at = clock_timestamp()
+          WHERE state <> 'ended'
+            AND (${byConnection}::uuid IS NULL OR connection_id = ${byConnection}::uuid)
+            AND (${bySession}::uuid IS NULL OR session_id = ${bySession}::uuid)
+            AND (${seqArray}::bigint[] IS NULL OR seq = ANY(${seqArray}::bigint[]))
+            AND (${byServer}::uuid IS NULL OR connection_id IN (
+                  SELECT id FROM host_connections WHERE server_id = ${byServer}::uuid))
+            AND (${before}::timestamptz IS NULL OR deadline_at <= ${before}::timestamptz)
+          RETURNING session_id, seq, host_id, connection_id
+        ),
+        per AS (
+          SELECT session_id, array_agg(seq ORDER BY seq) AS seqs, count(*)::bigint AS n FROM c GROUP BY session_id
+        ),
+        s AS (
+          UPDATE sessions SET last_seq = sessions.last_seq + per.n FROM per
+          WHERE sessions.id = per.session_id
+          RETURNING sessions.id, sessions.last_seq - per.n AS base, per.seqs
+        ),
+        r AS (
+          INSERT INTO records (session_id, seq, kind, payload)
+          SELECT s.id, s.base + u.ord, 'tool_call_ended', jsonb_build_object('call', u.seq, 'outcome', ${o}::text::jsonb)
+          FROM s, unnest(s.seqs) WITH ORDINALITY AS u(seq, ord)
+          RETURNING session_id, seq, (payload->>'call')::bigint AS call
+        )
+        SELECT c.session_id, c.seq, c.host_id, c.connection_id, r.seq AS end_seq
+        FROM c JOIN r ON r.session_id = c.session_id AND r.call = c.seq
+        ORDER BY c.session_id, c.seq`.then((rows) =>
+        rows.map((r) => ({
+          sessionId: r.session_id,
+          seq: r.seq,
+          hostId: r.host_id,
+          connectionId: r.connection_id,
+          endSeq: r.end_seq,
+        })),
+      );
+    },
+  };
+}

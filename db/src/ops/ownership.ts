@@ -1,0 +1,40 @@
+import type { Sql } from "postgres";
+
+/** A server is presumed dead when its heartbeat is older than this. */
+export const SERVER_STALE_SECONDS = 3;
+
+/**
+ * Takes over a session's Agentloop for `serverId` when it has no live owner (or already is ours),
+ * bumping the fencing epoch. Returns the new epoch, or null when another live server owns it.
+ */
+export async function claimSession(sql: Sql, sessionId: string, serverId: string): Promise<number | null> {
+  const [row] = await sql<{ owner_epoch: number }[]>`
+    UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+    WHERE s.id = ${sessionId} AND s.status = 'active'
+      AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
+            SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
+              AND v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})))
+    RETURNING s.owner_epoch`;
+  return row?.owner_epoch ?? null;
+}
+
+/** The current owner and epoch, to let a server resume a session it owns after a restart. */
+export async function sessionOwner(
+  sql: Sql,
+  sessionId: string,
+): Promise<{ ownerId: string | null; epoch: number } | null> {
+  const [row] = await sql<{ owner_id: string | null; owner_epoch: number }[]>`
+    SELECT owner_id, owner_epoch FROM sessions WHERE id = ${sessionId}`;
+  return row ? { ownerId: row.owner_id, epoch: row.owner_epoch } : null;
+}
+
+/** Active sessions with no live owner: candidates to resume after a crash. */
+export async function orphanedSessions(sql: Sql, limit = 500): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    SELECT s.id FROM sessions s
+    WHERE s.status = 'active' AND (s.owner_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
+        AND v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})))
+    LIMIT ${limit}`;
+  return rows.map((r) => r.id);
+}

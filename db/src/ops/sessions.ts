@@ -1,0 +1,134 @@
+import type { Sql } from "postgres";
+import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+import { type EndedCall, endCalls } from "./end-calls.js";
+
+export interface SessionRow {
+  id: string;
+  status: "active" | "ended";
+  host_id: string | null;
+  model: unknown;
+  tools: unknown[];
+  metadata: Record<string, string>;
+  last_seq: number;
+  owner_id: string | null;
+  owner_epoch: number;
+  created_at: Date;
+  ended_at: Date | null;
+}
+
+export interface NewSession {
+  id: string;
+  hostId: string | null;
+  /** Provider configuration as stored: no secrets. */
+  model: unknown;
+  tools: unknown[];
+  metadata: Record<string, string>;
+  /** The creating server runs the session's loop first (fencing epoch 1). */
+  ownerId: string;
+  /** The session_created record's payload. */
+  created: unknown;
+}
+
+/** Inserts the session and its first record (seq 1, session_created) in one statement. */
+export function createSession(s: NewSession): WriteOp<SessionRow> {
+  return {
+    keys: (): CommitKeys => {
+      const keys = emptyKeys();
+      keys.sessions.set(s.id, Touch.other);
+      return keys;
+    },
+    run: (tx) =>
+      tx<SessionRow[]>`
+        WITH s AS (
+          INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch)
+          VALUES (${s.id}, ${s.hostId}, ${JSON.stringify(s.model)}::text::jsonb, ${JSON.stringify(s.tools)}::text::jsonb,
+                  ${JSON.stringify(s.metadata)}::text::jsonb, 1, ${s.ownerId}, 1)
+          RETURNING *
+        ),
+        r AS (
+          INSERT INTO records (session_id, seq, kind, payload)
+          SELECT id, 1, 'session_created', ${JSON.stringify(s.created)}::text::jsonb FROM s
+        )
+        SELECT * FROM s`.then((rows) => rows[0]!),
+  };
+}
+
+export async function getSession(sql: Sql, id: string): Promise<SessionRow | null> {
+  const [row] = await sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${id}`;
+  return row ?? null;
+}
+
+export interface SessionPage {
+  rows: SessionRow[];
+  next: { createdAt: string; id: string } | null;
+}
+
+/** Newest first, keyset-paginated on (created_at, id). */
+export async function listSessions(
+  sql: Sql,
+  limit: number,
+  after: { createdAt: string; id: string } | null,
+): Promise<SessionPage> {
+  const rows = await sql<SessionRow[]>`
+    SELECT * FROM sessions
+    WHERE ${after === null} OR (created_at, id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid)
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const next = rows.length > limit && last ? { createdAt: last.created_at.toISOString(), id: last.id } : null;
+  return { rows: page, next };
+}
+
+export interface EndResult {
+  ended: boolean;
+  cancelled: EndedCall[];
+}
+
+/**
+ * Ends a session: its open calls end `cancelled` (cause session_ended), then session_ended is
+ * journaled and the session stops accepting messages. Ending twice is a no-op.
+ */
+export function endSession(id: string, reason: string): WriteOp<EndResult> {
+  const cancel = endCalls({ sessionId: id }, { status: "cancelled", cause: "session_ended" });
+  return {
+    exclusive: true,
+    keys: (r): CommitKeys => {
+      const keys = cancel.keys(r.cancelled);
+      if (r.ended) keys.sessions.set(id, (keys.sessions.get(id) ?? 0) | Touch.ended);
+      return keys;
+    },
+    run: async (tx) => {
+      const [locked] = await tx`SELECT status FROM sessions WHERE id = ${id} FOR UPDATE`;
+      if (locked?.status !== "active") return { ended: false, cancelled: [] };
+      const cancelled = await cancel.run(tx);
+      await tx`
+        WITH s AS (
+          UPDATE sessions SET status = 'ended', ended_at = now(), last_seq = last_seq + 1
+          WHERE id = ${id} RETURNING last_seq
+        )
+        INSERT INTO records (session_id, seq, kind, payload)
+        SELECT ${id}, last_seq, 'session_ended', ${JSON.stringify({ reason })}::text::jsonb FROM s`;
+      return { ended: true, cancelled };
+    },
+  };
+}
+
+/** Deletes a session and its journal. Open calls are reported so their hosts can be told. */
+export function deleteSession(id: string): WriteOp<{ deleted: boolean; open: EndedCall[] }> {
+  const cancel = endCalls({ sessionId: id }, { status: "cancelled", cause: "session_ended" });
+  return {
+    exclusive: true,
+    keys: (r): CommitKeys => {
+      const keys = emptyKeys();
+      if (r.deleted) keys.sessions.set(id, Touch.ended);
+      return keys;
+    },
+    run: async (tx) => {
+      const open = await cancel.run(tx);
+      const rows = await tx`DELETE FROM sessions WHERE id = ${id} RETURNING 1`;
+      return { deleted: rows.length > 0, open };
+    },
+  };
+}

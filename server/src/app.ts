@@ -1,0 +1,60 @@
+import { MAX_BODY_BYTES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import type { Sql } from "@aexhq/brain-db";
+import websocket from "@fastify/websocket";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Config } from "./config.js";
+import { digest, requireOperator } from "./plugins/auth.js";
+import { installErrorHandler } from "./plugins/errors.js";
+import { eventRoutes } from "./routes/events.js";
+import { healthRoutes } from "./routes/health.js";
+import { hostSocketRoutes } from "./routes/host-socket.js";
+import { hostRoutes } from "./routes/hosts.js";
+import { messageRoutes } from "./routes/messages.js";
+import { sessionRoutes } from "./routes/sessions.js";
+import { type Runtime, startRuntime } from "./runtime.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    brain: Runtime;
+  }
+}
+
+export interface BuildOptions {
+  config: Config;
+  /** A pool on a migrated database; the app does not close it. */
+  sql: Sql;
+  /** The operator token (required: main generates one in dev). */
+  apiToken: string;
+}
+
+/**
+ * Builds the HTTP/WebSocket app and starts the runtime (journal writer, LISTEN, actors). It does
+ * not listen: main.ts and tests call listen() themselves.
+ */
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: options.config.logLevel,
+      redact: { paths: ["req.headers.authorization", "req.headers['idempotency-key']"], remove: true },
+    },
+    bodyLimit: MAX_BODY_BYTES,
+    disableRequestLogging: options.config.logLevel !== "debug" && options.config.logLevel !== "trace",
+  });
+  installErrorHandler(app);
+
+  const runtime = await startRuntime(options.config, options.sql, app.log);
+  app.decorate("brain", runtime as Runtime);
+  app.addHook("onClose", async () => runtime.stop());
+
+  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  await app.register(healthRoutes);
+  await app.register(hostSocketRoutes);
+  await app.register(async (api) => {
+    api.addHook("onRequest", requireOperator(digest(options.apiToken)));
+    await api.register(hostRoutes);
+    await api.register(sessionRoutes);
+    await api.register(messageRoutes);
+    await api.register(eventRoutes);
+  });
+  return app;
+}

@@ -1,0 +1,53 @@
+import type { CommitKeys } from "@aexhq/brain-db";
+
+type SessionListener = (bits: number) => void;
+
+/**
+ * Delivers committed keys inside this process: from our own journal writer directly, and from
+ * other processes through LISTEN/NOTIFY. Subscribers re-read the tables; the bus carries no data.
+ */
+export class CommitBus {
+  private readonly sessions = new Map<string, Set<SessionListener>>();
+  private readonly sessionHooks: ((sessionId: string, bits: number) => void)[] = [];
+  private readonly hostHooks: ((hostId: string) => void)[] = [];
+  private readonly rescanHooks: (() => void)[] = [];
+
+  deliver(keys: CommitKeys): void {
+    for (const [id, bits] of keys.sessions) {
+      for (const hook of this.sessionHooks) hook(id, bits);
+      const set = this.sessions.get(id);
+      if (set) for (const fn of [...set]) fn(bits);
+    }
+    for (const h of keys.hosts) for (const hook of this.hostHooks) hook(h);
+  }
+
+  /** After the LISTEN connection (re)connects, notifications may have been missed. */
+  rescan(): void {
+    for (const hook of this.rescanHooks) hook();
+  }
+
+  onSession(sessionId: string, fn: SessionListener): () => void {
+    let set = this.sessions.get(sessionId);
+    if (!set) {
+      set = new Set();
+      this.sessions.set(sessionId, set);
+    }
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0 && this.sessions.get(sessionId) === set) this.sessions.delete(sessionId);
+    };
+  }
+
+  onAnySession(fn: (sessionId: string, bits: number) => void): void {
+    this.sessionHooks.push(fn);
+  }
+
+  onHost(fn: (hostId: string) => void): void {
+    this.hostHooks.push(fn);
+  }
+
+  onRescan(fn: () => void): void {
+    this.rescanHooks.push(fn);
+  }
+}

@@ -1,0 +1,38 @@
+import { join } from "node:path";
+import { connect, migrate, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import type { Config } from "./config.js";
+
+export interface PreparedDatabase {
+  url: string;
+  sql: Sql;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The configured Postgres, or an embedded one under the data directory when DATABASE_URL is not
+ * set; migrated before anything else touches it.
+ */
+export async function prepareDatabase(config: Config, log: (line: string) => void): Promise<PreparedDatabase> {
+  const embedded = config.databaseUrl
+    ? null
+    : await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), log: (line) => log(`postgres: ${line}`) });
+  const url = config.databaseUrl ?? embedded!.url;
+  const sql = connect(url, { schema: config.schema, max: 20, applicationName: "brain-server" });
+  try {
+    await migrate(sql, config.schema);
+  } catch (error) {
+    await sql.end({ timeout: 1 });
+    await embedded?.stop();
+    throw error;
+  }
+  return {
+    url,
+    sql,
+    embedded: embedded !== null,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await embedded?.stop();
+    },
+  };
+}

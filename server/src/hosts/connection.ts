@@ -1,0 +1,138 @@
+import {
+  BrainError,
+  EVENT_KIND_PATTERN,
+  type HostFrame,
+  HostFrameSchema,
+  type InvokeFrame,
+  isReservedKind,
+  type ServerFrame,
+} from "@aexhq/brain-contracts";
+import { type CallAction, callState, transitionCall } from "@aexhq/brain-db";
+import type { WebSocket } from "ws";
+import type { Runtime } from "../runtime.js";
+
+/**
+ * One host WebSocket. Frames are validated, then applied to their call in arrival order (per call,
+ * a chain of promises), each acknowledged only after its journal write has committed.
+ */
+export class HostConnection {
+  private open = true;
+  private lastFrameAt = Date.now();
+  private readonly chains = new Map<string, Promise<void>>();
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly socket: WebSocket,
+    readonly id: string,
+    readonly hostId: string,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  start(onClose: () => void): void {
+    this.socket.on("message", (data, isBinary) => {
+      this.lastFrameAt = Date.now();
+      this.receive(isBinary ? null : data.toString());
+    });
+    this.socket.on("close", () => {
+      this.open = false;
+      if (this.heartbeat) clearInterval(this.heartbeat);
+      onClose();
+    });
+    this.socket.on("error", () => this.socket.terminate());
+    const hb = this.rt.config.heartbeatMs;
+    // A half-open socket sends nothing: drop it after three silent heartbeat periods.
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastFrameAt > 3 * hb) this.socket.terminate();
+    }, hb);
+    this.heartbeat.unref();
+    this.send({ type: "welcome", hostId: this.hostId, connectionId: this.id, heartbeatMs: hb });
+  }
+
+  send(frame: ServerFrame): void {
+    if (this.open) this.socket.send(JSON.stringify(frame));
+  }
+
+  invoke(call: { sessionId: string; sequence: number; tool: string; input: unknown; deadline: number | null }): void {
+    this.send({ type: "invoke", ...call, input: call.input as InvokeFrame["input"] });
+  }
+
+  close(code = 1001, reason = "server shutting down"): void {
+    if (this.open) this.socket.close(code, reason);
+  }
+
+  private receive(text: string | null): void {
+    let frame: HostFrame;
+    try {
+      if (text === null) throw new Error("binary frames are not accepted");
+      const parsed = HostFrameSchema.safeParse(JSON.parse(text));
+      if (!parsed.success)
+        throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+      frame = parsed.data;
+    } catch (error) {
+      const id = extractId(text);
+      this.send({ type: "reject", id, error: { code: "invalid_frame", message: (error as Error).message } });
+      return;
+    }
+    if (frame.type === "ping") {
+      this.send({ type: "pong", id: frame.id });
+      return;
+    }
+    const key = `${frame.sessionId}:${frame.sequence}`;
+    const prev = this.chains.get(key) ?? Promise.resolve();
+    const next = prev.then(() => this.apply(frame));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  private async apply(frame: Exclude<HostFrame, { type: "ping" }>): Promise<void> {
+    try {
+      const action = toAction(frame);
+      const ref = { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
+      const result = await this.rt.writer.submit(transitionCall(ref, action));
+      if (result.seq === null) {
+        const state = await callState(this.rt.sql, frame.sessionId, frame.sequence, this.hostId);
+        throw new BrainError(state === null ? "call_not_found" : "call_ended");
+      }
+      this.send({ type: "ack", id: frame.id, sequence: result.seq });
+    } catch (error) {
+      const e = error instanceof BrainError ? error : null;
+      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host frame failed");
+      this.send({
+        type: "reject",
+        id: frame.id,
+        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
+      });
+    }
+  }
+}
+
+function toAction(frame: Exclude<HostFrame, { type: "ping" }>): CallAction {
+  switch (frame.type) {
+    case "emit":
+      if (!EVENT_KIND_PATTERN.test(frame.kind)) throw new BrainError("invalid_kind");
+      if (isReservedKind(frame.kind)) throw new BrainError("reserved_kind");
+      return { type: "emit", kind: frame.kind, data: frame.data };
+    case "result":
+      return { type: "result", outcome: frame.outcome, content: frame.content };
+    case "return":
+      return { type: "return", outcome: frame.outcome, content: frame.content };
+    case "finish":
+      return { type: "finish", outcome: frame.outcome, content: frame.content };
+  }
+}
+
+function extractId(text: string | null): number | null {
+  if (text === null) return null;
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id;
+    return typeof id === "number" && Number.isInteger(id) && id >= 0 ? id : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,88 @@
+import { errorOutcome, type ToolPlacement } from "@aexhq/brain-contracts";
+import { type Appended, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
+import type { SessionInfo } from "../loop/actor.js";
+import type { ModelToolCall } from "../loop/models/provider.js";
+import type { Runtime } from "../runtime.js";
+import type { HostConnection } from "./connection.js";
+
+/**
+ * Routes tool calls to hosts. A call's tool_call_started commits first; when its host is connected
+ * to this process the same commit marks it dispatched on that connection, and the frame is sent
+ * after the commit. Otherwise the call waits `pending` and whichever server holds the host's
+ * connection claims it (a committed claim) before sending.
+ */
+export class Dispatcher {
+  constructor(private readonly rt: Runtime) {}
+
+  deadlineFor(tool: ToolPlacement | undefined): number | null {
+    const own = tool?.timeoutMs ?? 0;
+    const max = this.rt.config.maxToolMs;
+    const limit = own > 0 && max > 0 ? Math.min(own, max) : own > 0 ? own : max;
+    return limit > 0 ? Date.now() + limit : null;
+  }
+
+  /** tool_call_started records for a model response; each carries its routing. */
+  plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[]): NewRecord[] {
+    return toolCalls.map((tc) => {
+      const tool = session.tools.find((t) => t.name === tc.name);
+      const deadlineAt = this.deadlineFor(tool);
+      const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
+      if (!tool || !session.hostId) {
+        return {
+          kind: "tool_call_started",
+          payload,
+          call: {
+            tool: tc.name,
+            activationSeq: activation,
+            hostId: null,
+            connectionId: null,
+            state: "pending",
+            deadlineAt,
+          },
+        };
+      }
+      const conn = this.rt.hosts.current(session.hostId);
+      return {
+        kind: "tool_call_started",
+        payload,
+        call: {
+          tool: tc.name,
+          activationSeq: activation,
+          hostId: session.hostId,
+          connectionId: conn?.id ?? null,
+          state: conn ? "running" : "pending",
+          deadlineAt,
+        },
+      };
+    });
+  }
+
+  /** Sends what the commit dispatched, and refuses calls to tools the session does not have. */
+  async afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void> {
+    const unknown: number[] = [];
+    written.forEach((w, i) => {
+      const r = records[i]!;
+      if (r.kind !== "tool_call_started" || !r.call) return;
+      const p = r.payload as { tool: string; input: unknown; deadline: number | null };
+      if (r.call.hostId === null) unknown.push(w.seq);
+      else if (r.call.connectionId) {
+        this.rt.hosts
+          .byId(r.call.connectionId)
+          ?.invoke({ sessionId, sequence: w.seq, tool: p.tool, input: p.input, deadline: p.deadline });
+      }
+    });
+    if (unknown.length > 0) {
+      await this.rt.writer.submit(
+        endCalls({ sessionId, seqs: unknown }, errorOutcome("unknown_tool", "The session has no tool of that name.")),
+      );
+    }
+  }
+
+  /** Claims and sends a host's pending calls on one of its connections. */
+  async claimFor(conn: HostConnection): Promise<void> {
+    const calls = await this.rt.writer.submit(claimPendingCalls(conn.hostId, conn.id));
+    for (const c of calls) {
+      conn.invoke({ sessionId: c.sessionId, sequence: c.seq, tool: c.tool, input: c.input, deadline: c.deadline });
+    }
+  }
+}

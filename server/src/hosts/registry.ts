@@ -1,0 +1,39 @@
+import type { HostConnection } from "./connection.js";
+
+/** The host WebSockets this process terminates. A host may briefly have two (a reconnect). */
+export class HostRegistry {
+  private readonly byHost = new Map<string, HostConnection[]>();
+  private readonly byConnection = new Map<string, HostConnection>();
+
+  add(conn: HostConnection): void {
+    const list = this.byHost.get(conn.hostId) ?? [];
+    list.push(conn);
+    this.byHost.set(conn.hostId, list);
+    this.byConnection.set(conn.id, conn);
+  }
+
+  remove(conn: HostConnection): void {
+    this.byConnection.delete(conn.id);
+    const list = (this.byHost.get(conn.hostId) ?? []).filter((c) => c !== conn);
+    if (list.length > 0) this.byHost.set(conn.hostId, list);
+    else this.byHost.delete(conn.hostId);
+  }
+
+  /** The newest open connection of a host. */
+  current(hostId: string): HostConnection | undefined {
+    const list = this.byHost.get(hostId);
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const c = list![i]!;
+      if (c.isOpen) return c;
+    }
+    return undefined;
+  }
+
+  byId(connectionId: string): HostConnection | undefined {
+    return this.byConnection.get(connectionId);
+  }
+
+  all(): HostConnection[] {
+    return [...this.byConnection.values()];
+  }
+}

@@ -1,0 +1,3 @@
+export { type BuildOptions, buildApp } from "./app.js";
+export { type Config, parseConfig } from "./config.js";
+export { type PreparedDatabase, prepareDatabase } from "./database.js";

@@ -1,0 +1,195 @@
+import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
+import { type Appended, appendRecords, type NewRecord, readRecords, type Sql } from "@aexhq/brain-db";
+import type { Runtime } from "../runtime.js";
+import { createProvider, type ModelProvider, type ModelResponse } from "./models/provider.js";
+import { fold, initialState, type LoopState, roundSettled } from "./state.js";
+import { WakeWindow } from "./wake-window.js";
+
+export interface SessionInfo {
+  id: string;
+  hostId: string | null;
+  model: ModelConfig;
+  tools: ToolPlacement[];
+}
+
+/** Why an actor stopped running its session. */
+export type StopReason = "ended" | "fenced" | "shutdown";
+
+/**
+ * Runs one session's Agentloop on this server while it holds the session's fencing epoch. All of
+ * its writes carry the epoch: once another server takes the session over, they write nothing and
+ * the actor stops. Steps never overlap: a wake during a step only marks the actor dirty.
+ */
+export class SessionActor {
+  readonly state: LoopState = initialState();
+  readonly window: WakeWindow;
+  private readonly provider: ModelProvider;
+  private running = false;
+  private dirty = false;
+  private stopped: StopReason | null = null;
+  private readonly abort = new AbortController();
+  /** The last wake's window, journaled with the model call it led to. */
+  private lastWindow: { openedAt: number; firedAt: number } | null = null;
+
+  constructor(
+    private readonly rt: Runtime,
+    readonly session: SessionInfo,
+    readonly epoch: number,
+    private readonly onStop: (actor: SessionActor, reason: StopReason) => void,
+  ) {
+    this.provider = createProvider(session.model);
+    this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
+      this.lastWindow = w;
+      this.kick();
+    });
+  }
+
+  get isStopped(): boolean {
+    return this.stopped !== null;
+  }
+
+  /** Runs steps until nothing is left to do; wakes that arrive meanwhile are coalesced. */
+  kick(): void {
+    if (this.stopped) return;
+    this.dirty = true;
+    if (this.running) return;
+    this.running = true;
+    void this.drive();
+  }
+
+  stop(reason: StopReason): void {
+    if (this.stopped) return;
+    this.stopped = reason;
+    this.window.cancel();
+    this.abort.abort(new Error(`session actor stopped: ${reason}`));
+    this.onStop(this, reason);
+  }
+
+  private async drive(): Promise<void> {
+    try {
+      while (this.dirty && !this.stopped) {
+        this.dirty = false;
+        await this.catchUp();
+        await this.step();
+      }
+    } catch (error) {
+      this.rt.log.error({ err: error, sessionId: this.session.id }, "agentloop step failed");
+      // Retry later from the journal rather than spin: the next wake or rescan picks it up.
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const rows = await readRecords(this.rt.sql as Sql, this.session.id, this.state.lastSeq, 1000);
+      for (const r of rows) fold(this.state, { seq: r.seq, kind: r.kind, payload: r.payload });
+      if (rows.length < 1000) return;
+    }
+  }
+
+  private async step(): Promise<void> {
+    const s = this.state;
+    if (s.ended) return this.stop("ended");
+    if (s.openModelCall !== null) return this.recoverInterruptedModelCall(s.openModelCall);
+    if (s.activation) {
+      if (roundSettled(s)) await this.callModel([]);
+      return;
+    }
+    const message = s.messages[0];
+    if (message) {
+      await this.callModel([{ kind: "activation_started", payload: { cause: "user_message", message: message.seq } }]);
+      return;
+    }
+    if (s.backlog.length > 0) {
+      const payload: Record<string, unknown> = { cause: "observations", observations: s.backlog.map((o) => o.seq) };
+      if (this.lastWindow) payload.wake = this.lastWindow;
+      await this.callModel([{ kind: "activation_started", payload }]);
+    }
+  }
+
+  /** Appends with the fencing epoch and folds what was written; false when fenced or ended. */
+  private async append(records: NewRecord[]): Promise<Appended[] | null> {
+    const result = await this.rt.writer.submit(appendRecords(this.session.id, records, { epoch: this.epoch }));
+    if (result.records.length === 0) {
+      this.stop(this.state.ended ? "ended" : "fenced");
+      return null;
+    }
+    const first = result.records[0]!;
+    if (first.seq !== this.state.lastSeq + 1) await this.catchUp();
+    else
+      for (const [i, r] of result.records.entries())
+        fold(this.state, { seq: r.seq, kind: r.kind, payload: records[i]!.payload });
+    return result.records;
+  }
+
+  private async callModel(start: NewRecord[]): Promise<void> {
+    const wake = start.length === 0 && this.lastWindow ? { wake: this.lastWindow } : {};
+    this.lastWindow = null;
+    const written = await this.append([
+      ...start,
+      { kind: "model_call_started", payload: { origin: { type: "agentloop" }, ...wake } },
+    ]);
+    if (!written) return;
+    const callSeq = written[written.length - 1]!.seq;
+    const activation = this.state.activation!.seq;
+    let response: ModelResponse;
+    try {
+      response = await this.provider.complete(
+        { messages: this.state.conversation, tools: this.modelTools() },
+        { signal: this.abort.signal, index: this.state.modelCalls - 1 },
+      );
+    } catch (error) {
+      if (this.stopped) return;
+      const message = error instanceof Error ? error.message : String(error);
+      await this.append([
+        {
+          kind: "model_call_ended",
+          payload: { call: callSeq, outcome: { status: "error", error: { code: "model_error", message } } },
+        },
+        { kind: "activation_ended", payload: this.ending(activation, "failed", "") },
+      ]);
+      return;
+    }
+    const ended: NewRecord = {
+      kind: "model_call_ended",
+      payload: {
+        call: callSeq,
+        outcome: { status: "ok" },
+        response: { text: response.text, toolCalls: response.toolCalls },
+        usage: response.usage,
+      },
+    };
+    if (response.toolCalls.length === 0) {
+      await this.append([
+        ended,
+        { kind: "assistant_message", payload: { activation, text: response.text } },
+        { kind: "activation_ended", payload: this.ending(activation, "completed", response.text) },
+      ]);
+      return;
+    }
+    const calls = this.rt.dispatch.plan(this.session, activation, response.toolCalls);
+    const written2 = await this.append([ended, ...calls]);
+    if (written2) await this.rt.dispatch.afterCommit(this.session.id, written2, [ended, ...calls]);
+  }
+
+  private ending(activation: number, status: string, text: string): Record<string, unknown> {
+    return { activation, message: this.state.activation?.message ?? null, status, text };
+  }
+
+  private modelTools() {
+    return this.session.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  }
+
+  /** A provider call cut off by a crash has an unknown outcome and is never replayed. */
+  private async recoverInterruptedModelCall(callSeq: number): Promise<void> {
+    const activation = this.state.activation?.seq ?? null;
+    const records: NewRecord[] = [
+      { kind: "model_call_ended", payload: { call: callSeq, outcome: { status: "unknown", cause: "server_lost" } } },
+    ];
+    if (activation !== null) {
+      records.push({ kind: "activation_ended", payload: this.ending(activation, "failed", "") });
+    }
+    await this.append(records);
+  }
+}

@@ -1,0 +1,92 @@
+import { type ModelConfig, ModelConfigSchema, type ToolPlacement } from "@aexhq/brain-contracts";
+import { claimSession, getSession, Touch } from "@aexhq/brain-db";
+import type { Runtime } from "../runtime.js";
+import { SessionActor } from "./actor.js";
+
+/** How long to remember that another live server owns a session before asking again. */
+const OWNED_ELSEWHERE_MS = 1000;
+
+/**
+ * The sessions whose Agentloop runs in this process. A session gets an actor when work arrives
+ * for it and this server can claim it (nobody else alive owns it); the claim bumps the fencing
+ * epoch, so the previous owner, if it is only slow, can no longer write.
+ */
+export class ActorRegistry {
+  private readonly actors = new Map<string, SessionActor>();
+  private readonly claiming = new Map<string, Promise<SessionActor | null>>();
+  private readonly elsewhere = new Map<string, number>();
+
+  constructor(private readonly rt: Runtime) {}
+
+  get size(): number {
+    return this.actors.size;
+  }
+
+  get(sessionId: string): SessionActor | undefined {
+    return this.actors.get(sessionId);
+  }
+
+  onCommit(sessionId: string, bits: number): void {
+    const actor = this.actors.get(sessionId);
+    if (actor) {
+      if (bits & (Touch.message | Touch.ended)) actor.window.now();
+      else if (bits & Touch.observation) actor.window.observe();
+      return;
+    }
+    if (bits & (Touch.message | Touch.observation)) void this.resume(sessionId);
+  }
+
+  /** Claims the session if it is free and starts its actor; null when another server runs it. */
+  async resume(sessionId: string): Promise<SessionActor | null> {
+    const existing = this.actors.get(sessionId);
+    if (existing) {
+      existing.kick();
+      return existing;
+    }
+    const until = this.elsewhere.get(sessionId);
+    if (until !== undefined && until > Date.now()) return null;
+    let pending = this.claiming.get(sessionId);
+    if (!pending) {
+      pending = this.claim(sessionId).finally(() => this.claiming.delete(sessionId));
+      this.claiming.set(sessionId, pending);
+    }
+    const actor = await pending;
+    actor?.kick();
+    return actor;
+  }
+
+  private async claim(sessionId: string): Promise<SessionActor | null> {
+    try {
+      const epoch = await claimSession(this.rt.sql, sessionId, this.rt.serverId);
+      if (epoch === null) {
+        this.elsewhere.set(sessionId, Date.now() + OWNED_ELSEWHERE_MS);
+        return null;
+      }
+      const row = await getSession(this.rt.sql, sessionId);
+      if (!row) return null;
+      const info = {
+        id: row.id,
+        hostId: row.host_id,
+        model: ModelConfigSchema.parse(row.model) as ModelConfig,
+        tools: row.tools as ToolPlacement[],
+      };
+      const actor = new SessionActor(this.rt, info, epoch, (a) => {
+        if (this.actors.get(a.session.id) === a) this.actors.delete(a.session.id);
+      });
+      this.actors.set(sessionId, actor);
+      return actor;
+    } catch (error) {
+      this.rt.log.error({ err: error, sessionId }, "could not resume session");
+      return null;
+    }
+  }
+
+  /** Every actor catches up from the journal (after a missed-notification window). */
+  kickAll(): void {
+    for (const a of this.actors.values()) a.kick();
+  }
+
+  stopAll(): void {
+    for (const a of [...this.actors.values()]) a.stop("shutdown");
+  }
+}

@@ -1,0 +1,193 @@
+import type { ModelMessage, ModelToolCall } from "./models/provider.js";
+
+/**
+ * A session's Agentloop state is a fold of its journal, nothing more: a server that restarts (or
+ * takes a session over) rebuilds exactly what the previous owner knew by replaying the records.
+ */
+
+interface Published {
+  outcome: { status: string };
+  content?: string;
+}
+
+export interface CallState {
+  seq: number;
+  tool: string;
+  /** The model's id for this call, echoed in the tool message. */
+  callId: string;
+  activation: number;
+  state: "open" | "returned" | "ended";
+  results: Published[];
+  final: { status: string } | null;
+  /** Whether the model has been shown this call's synchronous phase. */
+  fed: boolean;
+}
+
+export interface ActivationState {
+  seq: number;
+  message: number | null;
+  /** Calls of the current round: the model continues once each has returned or ended. */
+  round: number[];
+}
+
+export interface Observation {
+  seq: number;
+  call: number;
+  text: string;
+}
+
+export interface LoopState {
+  lastSeq: number;
+  ended: boolean;
+  messages: { seq: number; text: string }[];
+  activation: ActivationState | null;
+  calls: Map<number, CallState>;
+  conversation: ModelMessage[];
+  modelCalls: number;
+  /** A model_call_started with no model_call_ended: set while a provider call is in flight. */
+  openModelCall: number | null;
+  /** Later results of calls the model has already seen: they wake a new activation. */
+  backlog: Observation[];
+}
+
+export function initialState(): LoopState {
+  return {
+    lastSeq: 0,
+    ended: false,
+    messages: [],
+    activation: null,
+    calls: new Map(),
+    conversation: [],
+    modelCalls: 0,
+    openModelCall: null,
+    backlog: [],
+  };
+}
+
+export interface JournalRecord {
+  seq: number;
+  kind: string;
+  payload: unknown;
+}
+
+type P = Record<string, unknown>;
+
+export function renderPublished(r: Published): string {
+  return r.content ?? JSON.stringify(r.outcome);
+}
+
+/** What the model is told about a call when its synchronous phase is over. */
+export function renderCall(call: CallState): string {
+  if (call.results.length > 0) return call.results.map(renderPublished).join("\n");
+  if (call.final) return JSON.stringify(call.final);
+  return "The tool returned without a result and continues in the background; later results will follow.";
+}
+
+function feedRound(state: LoopState): void {
+  const a = state.activation;
+  if (!a) return;
+  for (const seq of a.round) {
+    const call = state.calls.get(seq);
+    if (!call || call.fed) continue;
+    call.fed = true;
+    state.conversation.push({ role: "tool", toolCallId: call.callId, name: call.tool, content: renderCall(call) });
+  }
+  a.round = [];
+}
+
+export function fold(state: LoopState, record: JournalRecord): void {
+  if (record.seq <= state.lastSeq) return;
+  state.lastSeq = record.seq;
+  const p = (record.payload ?? {}) as P;
+  switch (record.kind) {
+    case "user_message":
+      state.messages.push({ seq: record.seq, text: String(p.text ?? "") });
+      break;
+    case "activation_started": {
+      const message = typeof p.message === "number" ? p.message : null;
+      state.activation = { seq: record.seq, message, round: [] };
+      if (message !== null) {
+        const m = state.messages.find((x) => x.seq === message);
+        state.messages = state.messages.filter((x) => x.seq !== message);
+        state.conversation.push({ role: "user", content: m?.text ?? "" });
+      }
+      const seen = new Set(Array.isArray(p.observations) ? (p.observations as number[]) : []);
+      if (seen.size > 0) {
+        const taken = state.backlog.filter((o) => seen.has(o.seq));
+        state.backlog = state.backlog.filter((o) => !seen.has(o.seq));
+        const lines = taken.map((o) => `[${state.calls.get(o.call)?.tool ?? "tool"} #${o.call}] ${o.text}`);
+        state.conversation.push({ role: "user", content: `Later tool results:\n${lines.join("\n")}` });
+      }
+      break;
+    }
+    case "model_call_started":
+      if (state.activation) feedRound(state);
+      state.modelCalls++;
+      state.openModelCall = record.seq;
+      break;
+    case "model_call_ended": {
+      state.openModelCall = null;
+      const response = p.response as { text?: string; toolCalls?: ModelToolCall[] } | undefined;
+      if (response) {
+        const msg: ModelMessage = { role: "assistant", content: response.text ?? "" };
+        if (response.toolCalls && response.toolCalls.length > 0) msg.toolCalls = response.toolCalls;
+        state.conversation.push(msg);
+      }
+      break;
+    }
+    case "tool_call_started": {
+      const activation = Number(p.activation);
+      state.calls.set(record.seq, {
+        seq: record.seq,
+        tool: String(p.tool),
+        callId: String(p.callId),
+        activation,
+        state: "open",
+        results: [],
+        final: null,
+        fed: false,
+      });
+      if (state.activation?.seq === activation) state.activation.round.push(record.seq);
+      break;
+    }
+    case "tool_result": {
+      const call = state.calls.get(Number(p.call));
+      if (!call) break;
+      const r: Published = { outcome: p.outcome as { status: string } };
+      if (typeof p.content === "string") r.content = p.content;
+      call.results.push(r);
+      if (call.fed) state.backlog.push({ seq: record.seq, call: call.seq, text: renderPublished(r) });
+      break;
+    }
+    case "tool_returned": {
+      const call = state.calls.get(Number(p.call));
+      if (call && call.state === "open") call.state = "returned";
+      break;
+    }
+    case "tool_call_ended": {
+      const call = state.calls.get(Number(p.call));
+      if (!call) break;
+      call.state = "ended";
+      call.final = p.outcome as { status: string };
+      // Interruptions Brain recorded (no tool_result precedes them) are news to the model.
+      const s = call.final?.status;
+      if (call.fed && (s === "timeout" || s === "cancelled" || s === "unknown")) {
+        state.backlog.push({ seq: record.seq, call: call.seq, text: JSON.stringify(call.final) });
+      }
+      break;
+    }
+    case "activation_ended":
+      state.activation = null;
+      break;
+    case "session_ended":
+      state.ended = true;
+      break;
+  }
+}
+
+/** Whether every call of the current round has finished its synchronous phase. */
+export function roundSettled(state: LoopState): boolean {
+  const a = state.activation;
+  if (!a) return false;
+  return a.round.every((seq) => state.calls.get(seq)?.state !== "open");
+}

@@ -1,0 +1,46 @@
+import { BrainError, ERROR_CODES, type ErrorCode } from "@aexhq/brain-contracts";
+import type { FastifyError, FastifyInstance } from "fastify";
+import { ZodError } from "zod";
+
+/** Maps every failure to `{ error: { code, message, details? } }` with a documented code. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | BrainError | ZodError, request, reply) => {
+    const brain = toBrainError(error);
+    if (brain.code === "internal_error") request.log.error({ err: error }, "unhandled error");
+    void reply.status(brain.httpStatus).send({ error: brain.toJSON() });
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.status(404).send({ error: new BrainError("not_found").toJSON() });
+  });
+}
+
+export function toBrainError(error: unknown): BrainError {
+  if (error instanceof BrainError) return error;
+  if (error instanceof ZodError) {
+    return new BrainError("invalid_request", undefined, error.issues.map(issue));
+  }
+  const e = error as FastifyError;
+  switch (e.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new BrainError("body_too_large");
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new BrainError("unsupported_media_type");
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return new BrainError("invalid_request", "The body is not valid JSON.");
+  }
+  if (e.statusCode === 400 || (e instanceof SyntaxError && e.statusCode !== undefined)) {
+    return new BrainError("invalid_request", e.message);
+  }
+  if (e.statusCode === 413) return new BrainError("body_too_large");
+  if (e.statusCode === 415) return new BrainError("unsupported_media_type");
+  return new BrainError("internal_error");
+}
+
+function issue(i: { path: PropertyKey[]; message: string; code: string }) {
+  return { path: i.path.map(String).join("."), message: i.message, code: i.code };
+}
+
+export function httpStatusOf(code: ErrorCode): number {
+  return ERROR_CODES[code].http;
+}

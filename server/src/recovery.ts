@@ -1,0 +1,24 @@
+import { endCalls, orphanedSessions } from "@aexhq/brain-db";
+import type { Runtime } from "./runtime.js";
+
+/**
+ * Crash recovery, run every heartbeat by every server. A server whose heartbeat went stale is
+ * declared dead: every call dispatched on its host connections ends `unknown` (nobody can know
+ * whether the host ran it, and it is never sent again), and its sessions are resumed here.
+ */
+export async function sweep(rt: Runtime): Promise<void> {
+  const dead = await rt.sql<{ id: string }[]>`
+    UPDATE servers SET stopped_at = now()
+    WHERE stopped_at IS NULL AND id <> ${rt.serverId}
+      AND heartbeat_at < now() - make_interval(secs => 3)
+    RETURNING id`;
+  for (const { id } of dead) {
+    await rt.writer.submit(endCalls({ serverId: id }, { status: "unknown", cause: "server_lost" }));
+    await rt.sql`UPDATE host_connections SET closed_at = now() WHERE server_id = ${id} AND closed_at IS NULL`;
+    rt.log.warn({ serverId: id }, "declared a server dead; its dispatched calls ended unknown");
+  }
+  // Also servers that stopped cleanly may leave calls on connections that closed with them.
+  for (const id of await orphanedSessions(rt.sql)) {
+    await rt.actors.resume(id);
+  }
+}

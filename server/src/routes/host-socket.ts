@@ -1,0 +1,47 @@
+import { randomUUID } from "node:crypto";
+import { BrainError } from "@aexhq/brain-contracts";
+import { closeConnection, endCalls, hostTokenHash, openConnection } from "@aexhq/brain-db";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { HostConnection } from "../hosts/connection.js";
+import { bearer, tokenMatches } from "../plugins/auth.js";
+import { parseInput } from "../plugins/validate.js";
+
+const ParamsSchema = z.strictObject({ id: z.uuid() });
+const connectionIds = new WeakMap<FastifyRequest, string>();
+
+/**
+ * Hosts keep a WebSocket open here. Authentication happens before the upgrade, and the
+ * connection's row is committed before the socket exists, so any call dispatched on it can be
+ * found (and ended `unknown`) if it is lost.
+ */
+export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+  app.get(
+    "/v1/hosts/:id/connect",
+    {
+      websocket: true,
+      preValidation: async (request) => {
+        const { id } = parseInput(ParamsSchema, request.params);
+        const hash = await hostTokenHash(rt.sql, id);
+        if (!hash || !tokenMatches(bearer(request), hash)) throw new BrainError("unauthorized");
+        const connectionId = randomUUID();
+        await openConnection(rt.sql, connectionId, id, rt.serverId);
+        connectionIds.set(request, connectionId);
+      },
+    },
+    (socket, request) => {
+      const { id: hostId } = request.params as { id: string };
+      const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId);
+      rt.hosts.add(conn);
+      conn.start(() => {
+        rt.hosts.remove(conn);
+        void rt.writer
+          .submit(endCalls({ connectionId: conn.id }, { status: "unknown", cause: "connection_lost" }))
+          .then(() => closeConnection(rt.sql, conn.id))
+          .catch((err) => rt.log.error({ err, connectionId: conn.id }, "could not record a lost connection"));
+      });
+      void rt.dispatch.claimFor(conn).catch((err) => rt.log.error({ err }, "claiming pending calls failed"));
+    },
+  );
+}

@@ -1,0 +1,50 @@
+import { BrainError } from "@aexhq/brain-contracts";
+import { recall, remember, sha256, type WriteOp } from "@aexhq/brain-db";
+import type { Runtime } from "../runtime.js";
+
+/** A stable hash of a parsed request body: key order does not matter, content does. */
+export function requestHash(body: unknown): Buffer {
+  return sha256(JSON.stringify(canonical(body)));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  }
+  return value;
+}
+
+/**
+ * Runs a write under an Idempotency-Key in one transaction: the same key with the same body
+ * returns the first answer (re-read through `replay`), another body is `idempotency_conflict`.
+ */
+export async function withIdempotency<R, S>(
+  rt: Runtime,
+  scope: string,
+  key: string,
+  body: unknown,
+  op: WriteOp<R>,
+  summarize: (result: R) => Promise<S>,
+  replay: (stored: S) => Promise<R>,
+): Promise<R> {
+  if (key.length > 256) throw new BrainError("invalid_request", "Idempotency-Key is longer than 256 characters.");
+  const hash = requestHash(body);
+  const outcome = await rt.writer.submit<{ fresh: R } | { stored: S }>({
+    exclusive: true,
+    keys: (r) => ("fresh" in r ? op.keys(r.fresh) : { sessions: new Map(), hosts: new Set() }),
+    run: async (tx) => {
+      const seen = await recall<S>(tx, scope, key, hash);
+      if (seen.kind === "conflict") throw new BrainError("idempotency_conflict");
+      if (seen.kind === "same") return { stored: seen.response };
+      const fresh = await op.run(tx);
+      await remember(tx, scope, key, await summarize(fresh));
+      return { fresh };
+    },
+  });
+  return "fresh" in outcome ? outcome.fresh : replay(outcome.stored);
+}

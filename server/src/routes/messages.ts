@@ -1,0 +1,104 @@
+import {
+  type ActivationResult,
+  BrainError,
+  PostMessageBodySchema,
+  type PostMessageResult,
+} from "@aexhq/brain-contracts";
+import { appendRecords, findActivationEnd, getSession, Touch, type WriteOp } from "@aexhq/brain-db";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { parseInput } from "../plugins/validate.js";
+import type { Runtime } from "../runtime.js";
+import { withIdempotency } from "./idempotent.js";
+import { idempotencyKey, SessionParamsSchema } from "./params.js";
+
+/** A user_message append that fails loudly when the session is missing or ended. */
+function appendMessage(rt: Runtime, sessionId: string, text: string): WriteOp<number> {
+  const op = appendRecords(sessionId, [{ kind: "user_message", payload: { text } }]);
+  return {
+    keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
+    run: (tx) =>
+      op.run(tx).then(async (r) => {
+        const first = r.records[0];
+        if (first) return first.seq;
+        const row = await getSession(rt.sql, sessionId);
+        throw new BrainError(row ? "session_ended" : "not_found");
+      }),
+  };
+}
+
+/** Resolves with the activation a message started once it has ended; null if the client left. */
+async function waitForActivation(
+  rt: Runtime,
+  request: FastifyRequest,
+  sessionId: string,
+  messageSeq: number,
+): Promise<ActivationResult | null> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    let checking = false;
+    let again = false;
+    const finish = (value: ActivationResult | null, error?: unknown) => {
+      if (done) return;
+      done = true;
+      unsubscribe();
+      request.raw.off("close", onClose);
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const check = async () => {
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      try {
+        do {
+          again = false;
+          const row = await findActivationEnd(rt.sql, sessionId, messageSeq);
+          if (row) {
+            const p = row.payload as { status: ActivationResult["status"]; text: string };
+            return finish({ sequence: row.seq, status: p.status, text: p.text ?? "" });
+          }
+          const session = await getSession(rt.sql, sessionId);
+          if (!session) return finish(null, new BrainError("not_found", "The session was deleted."));
+          if (session.status === "ended") return finish({ sequence: session.last_seq, status: "cancelled", text: "" });
+        } while (again && !done);
+      } catch (error) {
+        finish(null, error);
+      } finally {
+        checking = false;
+      }
+    };
+    // Subscribe first, then look: an activation that ends in between is not missed.
+    const unsubscribe = rt.bus.onSession(sessionId, (bits) => {
+      if (bits & (Touch.activationEnded | Touch.ended)) void check();
+    });
+    const onClose = () => finish(null);
+    request.raw.on("close", onClose);
+    void check();
+  });
+}
+
+export async function messageRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+  app.post("/v1/sessions/:id/messages", async (request, reply) => {
+    const { id } = parseInput(SessionParamsSchema, request.params);
+    const body = parseInput(PostMessageBodySchema, request.body);
+    const op = appendMessage(rt, id, body.text);
+    const key = idempotencyKey(request.headers);
+    const sequence = key
+      ? await withIdempotency(
+          rt,
+          `message:${id}`,
+          key,
+          body,
+          op,
+          async (seq) => seq,
+          async (seq) => seq,
+        )
+      : await rt.writer.submit(op);
+    const activation = body.wait ? await waitForActivation(rt, request, id, sequence) : null;
+    const result: PostMessageResult = { sequence, activation };
+    return reply.status(201).send(result);
+  });
+}

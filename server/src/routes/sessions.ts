@@ -1,0 +1,155 @@
+import { randomUUID } from "node:crypto";
+import {
+  BrainError,
+  CreateSessionBodySchema,
+  ListSessionsQuerySchema,
+  type Session,
+  type ToolPlacement,
+} from "@aexhq/brain-contracts";
+import {
+  createSession,
+  deleteSession,
+  type EndedCall,
+  endSession,
+  getSession,
+  hostExists,
+  listSessions,
+  type SessionRow,
+} from "@aexhq/brain-db";
+import type { FastifyInstance } from "fastify";
+import { publicModelConfig } from "../loop/models/provider.js";
+import { parseInput } from "../plugins/validate.js";
+import type { Runtime } from "../runtime.js";
+import { withIdempotency } from "./idempotent.js";
+import { idempotencyKey, SessionParamsSchema } from "./params.js";
+
+export function toSession(row: SessionRow): Session {
+  return {
+    id: row.id,
+    status: row.status,
+    hostId: row.host_id,
+    tools: (row.tools as ToolPlacement[]).map((t) => t.name),
+    lastSequence: row.last_seq,
+    metadata: row.metadata,
+    createdAt: row.created_at.toISOString(),
+    endedAt: row.ended_at ? row.ended_at.toISOString() : null,
+  };
+}
+
+function checkTools(tools: ToolPlacement[]): void {
+  const names = new Set<string>();
+  for (const t of tools) {
+    if (names.has(t.name)) throw new BrainError("duplicate_tool", `Two tools are named ${JSON.stringify(t.name)}.`);
+    names.add(t.name);
+  }
+}
+
+/** Tells hosts connected here that calls were cancelled and the session's handlers can go. */
+export function releaseOnHosts(rt: Runtime, sessionId: string, hostId: string | null, calls: EndedCall[]): void {
+  for (const c of calls) {
+    if (c.connectionId) {
+      rt.hosts.byId(c.connectionId)?.send({ type: "cancel", sessionId, sequence: c.seq, status: "cancelled" });
+    }
+  }
+  if (hostId) rt.hosts.current(hostId)?.send({ type: "release", sessionId });
+}
+
+export async function sessionRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+
+  app.post("/v1/sessions", async (request, reply) => {
+    const body = parseInput(CreateSessionBodySchema, request.body);
+    checkTools(body.tools);
+    if (body.tools.length > 0 && !body.hostId) throw new BrainError("host_required");
+    if (body.hostId && !(await hostExists(rt.sql, body.hostId))) {
+      throw new BrainError("invalid_request", "No host is registered with that hostId.");
+    }
+    const id = randomUUID();
+    const op = createSession({
+      id,
+      hostId: body.hostId ?? null,
+      model: body.model,
+      tools: body.tools,
+      metadata: body.metadata ?? {},
+      ownerId: rt.serverId,
+      created: {
+        model: publicModelConfig(body.model),
+        tools: body.tools.map((t) => ({ name: t.name, env: t.env })),
+        hostId: body.hostId ?? null,
+      },
+    });
+    const key = idempotencyKey(request.headers);
+    const row = key
+      ? await withIdempotency(
+          rt,
+          "session:create",
+          key,
+          body,
+          op,
+          async (r) => r.id,
+          async (id) => {
+            const existing = await getSession(rt.sql, id);
+            if (!existing) throw new BrainError("not_found", "The session created with this key was deleted.");
+            return existing;
+          },
+        )
+      : await rt.writer.submit(op);
+    return reply.status(201).send(toSession(row));
+  });
+
+  app.get("/v1/sessions", async (request) => {
+    const query = parseInput(ListSessionsQuerySchema, request.query);
+    const page = await listSessions(rt.sql, query.limit, decodeCursor(query.cursor));
+    return {
+      sessions: page.rows.map(toSession),
+      nextCursor: page.next ? Buffer.from(JSON.stringify(page.next)).toString("base64url") : null,
+    };
+  });
+
+  app.get("/v1/sessions/:id", async (request) => {
+    const { id } = parseInput(SessionParamsSchema, request.params);
+    const row = await getSession(rt.sql, id);
+    if (!row) throw new BrainError("not_found");
+    return toSession(row);
+  });
+
+  app.post("/v1/sessions/:id/end", async (request) => {
+    const { id } = parseInput(SessionParamsSchema, request.params);
+    const result = await rt.writer.submit(endSession(id, "ended by request"));
+    const row = await getSession(rt.sql, id);
+    if (!row) throw new BrainError("not_found");
+    if (result.ended) releaseOnHosts(rt, id, row.host_id, result.cancelled);
+    return toSession(row);
+  });
+
+  app.delete("/v1/sessions/:id", async (request, reply) => {
+    const { id } = parseInput(SessionParamsSchema, request.params);
+    const row = await getSession(rt.sql, id);
+    if (!row) throw new BrainError("not_found");
+    const result = await rt.writer.submit(deleteSession(id));
+    if (!result.deleted) throw new BrainError("not_found");
+    rt.actors.get(id)?.stop("ended");
+    releaseOnHosts(rt, id, row.host_id, result.open);
+    return reply.status(204).send();
+  });
+}
+
+function decodeCursor(cursor: string | undefined): { createdAt: string; id: string } | null {
+  if (!cursor) return null;
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
+      createdAt?: unknown;
+      id?: unknown;
+    };
+    if (
+      typeof value.createdAt === "string" &&
+      typeof value.id === "string" &&
+      !Number.isNaN(Date.parse(value.createdAt))
+    ) {
+      if (/^[0-9a-f-]{36}$/i.test(value.id)) return { createdAt: value.createdAt, id: value.id };
+    }
+  } catch {
+    // fall through
+  }
+  throw new BrainError("invalid_request", "Malformed cursor.");
+}

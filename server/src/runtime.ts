@@ -1,0 +1,100 @@
+import { randomUUID } from "node:crypto";
+import {
+  channelFor,
+  endCalls,
+  heartbeat,
+  JournalWriter,
+  listenForCommits,
+  registerServer,
+  type Sql,
+  stopServer,
+} from "@aexhq/brain-db";
+import type { FastifyBaseLogger } from "fastify";
+import { CommitBus } from "./bus.js";
+import type { Config } from "./config.js";
+import { Dispatcher } from "./hosts/dispatch.js";
+import { HostRegistry } from "./hosts/registry.js";
+import { ActorRegistry } from "./loop/actors.js";
+import { sweep } from "./recovery.js";
+
+/** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
+export interface Runtime {
+  readonly serverId: string;
+  readonly config: Config;
+  readonly sql: Sql;
+  readonly writer: JournalWriter;
+  readonly bus: CommitBus;
+  readonly hosts: HostRegistry;
+  readonly dispatch: Dispatcher;
+  readonly actors: ActorRegistry;
+  readonly log: FastifyBaseLogger;
+}
+
+export interface RunningRuntime extends Runtime {
+  stop(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 1000;
+
+export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLogger): Promise<RunningRuntime> {
+  const serverId = randomUUID();
+  const bus = new CommitBus();
+  const channel = channelFor(config.schema);
+  const writer = new JournalWriter(sql, { channel, origin: serverId, onCommit: (keys) => bus.deliver(keys) });
+  const partial = { serverId, config, sql, writer, bus, hosts: new HostRegistry(), log } as const;
+  const rt: Runtime = Object.assign(partial, {
+    dispatch: undefined as unknown as Dispatcher,
+    actors: undefined as unknown as ActorRegistry,
+  });
+  Object.assign(rt, { dispatch: new Dispatcher(rt), actors: new ActorRegistry(rt) });
+
+  await registerServer(sql, serverId);
+  bus.onAnySession((id, bits) => rt.actors.onCommit(id, bits));
+  bus.onHost((hostId) => {
+    const conn = rt.hosts.current(hostId);
+    if (conn) void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
+  });
+  bus.onRescan(() => {
+    rt.actors.kickAll();
+    for (const conn of rt.hosts.all()) void rt.dispatch.claimFor(conn).catch(() => {});
+  });
+  const listener = await listenForCommits(
+    sql,
+    channel,
+    serverId,
+    (keys) => bus.deliver(keys),
+    () => bus.rescan(),
+  );
+
+  let sweeping = false;
+  const tick = async () => {
+    if (sweeping) return;
+    sweeping = true;
+    try {
+      await heartbeat(sql, serverId);
+      await sweep(rt);
+    } catch (err) {
+      log.warn({ err }, "heartbeat or recovery sweep failed");
+    } finally {
+      sweeping = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), HEARTBEAT_MS);
+  await tick();
+
+  return Object.assign(rt, {
+    async stop() {
+      clearInterval(timer);
+      rt.actors.stopAll();
+      for (const conn of rt.hosts.all()) conn.close();
+      // Calls dispatched on our connections can no longer report: they end unknown now, rather
+      // than when another server notices we are gone.
+      await writer
+        .submit(endCalls({ serverId }, { status: "unknown", cause: "connection_lost" }))
+        .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
+      await writer.drain();
+      await listener.unlisten().catch(() => {});
+      await stopServer(sql, serverId).catch(() => {});
+    },
+  });
+}
