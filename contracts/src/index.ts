@@ -5,4 +5,4 @@ export * from "./journal.js";
 export * from "./json.js";
 export * from "./limits.js";
 export * from "./outcome.js";
-export { wireSchemas } from "./wire-schemas.js";
+export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";

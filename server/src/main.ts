@@ -10,7 +10,6 @@ async function main(): Promise<void> {
   const dev = config.apiToken ? null : devOperatorToken(config.dataDir);
   const apiToken = config.apiToken ?? dev!.token;
   const app = await buildApp({ config, sql: db.sql, apiToken });
-  app.addHook("onClose", async () => db.close());
   const address = await app.listen({ host: config.host, port: config.port });
 
   const url = address.replace("[::1]", "localhost");
@@ -31,13 +30,17 @@ async function main(): Promise<void> {
     app.log.info({ signal }, "shutting down");
     const force = setTimeout(() => process.exit(1), 10_000);
     force.unref();
-    app.close().then(
-      () => process.exit(0),
-      (err) => {
-        app.log.error({ err }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    // The app's onClose hooks still write (calls lost with our connections): the pool goes last.
+    app
+      .close()
+      .then(() => db.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          app.log.error({ err }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));

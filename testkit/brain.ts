@@ -1,0 +1,41 @@
+import { randomBytes } from "node:crypto";
+import { buildApp, parseConfig } from "@aexhq/brain-server";
+import type { FastifyInstance } from "fastify";
+import { createTestDatabase, type TestDatabase } from "./database.js";
+
+export interface InProcessBrain {
+  url: string;
+  token: string;
+  app: FastifyInstance;
+  db: TestDatabase;
+  close(): Promise<void>;
+}
+
+/**
+ * A real Brain server inside the test process: its own database, a real listening socket, real
+ * WebSockets. Tests that kill processes use spawnServer() instead.
+ */
+export async function startBrain(
+  options: { env?: Record<string, string>; db?: TestDatabase } = {},
+): Promise<InProcessBrain> {
+  const db = options.db ?? (await createTestDatabase({ max: 20 }));
+  const token = `test-${randomBytes(16).toString("hex")}`;
+  const config = parseConfig({
+    DATABASE_URL: db.url,
+    BRAIN_PORT: "0",
+    BRAIN_LOG_LEVEL: "error",
+    ...options.env,
+  });
+  const app = await buildApp({ config, sql: db.sql, apiToken: token });
+  const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    url,
+    token,
+    app,
+    db,
+    async close() {
+      await app.close();
+      if (!options.db) await db.drop();
+    },
+  };
+}
