@@ -1,3 +1,4 @@
+export { DEADLINE_QUEUE, deadlineBucket, enqueueDeadlineJob, startBoss, transactionDb } from "./boss.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
@@ -11,13 +12,19 @@ export {
   type NewCall,
   type NewRecord,
 } from "./ops/append.js";
-export { type CallAction, type CallRef, type TransitionResult, transitionCall } from "./ops/call-transition.js";
+export {
+  type CallAction,
+  type CallRef,
+  emittedBytes,
+  type TransitionResult,
+  transitionCall,
+} from "./ops/call-transition.js";
 export { claimPendingCalls, type DispatchedCall } from "./ops/dispatch.js";
 export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
-export { callState, findActivationEnd, type RecordRow, readRecords } from "./ops/records.js";
+export { callState, endedAmong, findActivationEnd, type RecordRow, readRecords } from "./ops/records.js";
 export { heartbeat, registerServer, stopServer } from "./ops/servers.js";
 export {
   createSession,

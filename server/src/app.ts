@@ -23,6 +23,8 @@ export interface BuildOptions {
   config: Config;
   /** A pool on a migrated database; the app does not close it. */
   sql: Sql;
+  /** The same database's URL, for pg-boss's own pool. */
+  databaseUrl: string;
   /** The operator token (required: main generates one in dev). */
   apiToken: string;
 }
@@ -42,7 +44,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   installErrorHandler(app);
 
-  const runtime = await startRuntime(options.config, options.sql, app.log);
+  const runtime = await startRuntime(options.config, options.sql, options.databaseUrl, app.log);
   app.decorate("brain", runtime as Runtime);
   app.addHook("onClose", async () => runtime.stop());
 

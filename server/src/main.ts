@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const db = await prepareDatabase(config, () => {});
   const dev = config.apiToken ? null : devOperatorToken(config.dataDir);
   const apiToken = config.apiToken ?? dev!.token;
-  const app = await buildApp({ config, sql: db.sql, apiToken });
+  const app = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken });
   const address = await app.listen({ host: config.host, port: config.port });
 
   const url = address.replace("[::1]", "localhost");

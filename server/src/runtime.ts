@@ -7,6 +7,7 @@ import {
   listenForCommits,
   registerServer,
   type Sql,
+  startBoss,
   stopServer,
 } from "@aexhq/brain-db";
 import type { FastifyBaseLogger } from "fastify";
@@ -15,6 +16,7 @@ import type { Config } from "./config.js";
 import { Dispatcher } from "./hosts/dispatch.js";
 import { HostRegistry } from "./hosts/registry.js";
 import { ActorRegistry } from "./loop/actors.js";
+import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { sweep } from "./recovery.js";
 
 /** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
@@ -27,6 +29,7 @@ export interface Runtime {
   readonly hosts: HostRegistry;
   readonly dispatch: Dispatcher;
   readonly actors: ActorRegistry;
+  readonly deadlineJobs: DeadlineJobs;
   readonly log: FastifyBaseLogger;
 }
 
@@ -36,12 +39,20 @@ export interface RunningRuntime extends Runtime {
 
 const HEARTBEAT_MS = 1000;
 
-export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLogger): Promise<RunningRuntime> {
+export async function startRuntime(
+  config: Config,
+  sql: Sql,
+  databaseUrl: string,
+  log: FastifyBaseLogger,
+): Promise<RunningRuntime> {
   const serverId = randomUUID();
   const bus = new CommitBus();
   const channel = channelFor(config.schema);
   const writer = new JournalWriter(sql, { channel, origin: serverId, onCommit: (keys) => bus.deliver(keys) });
-  const partial = { serverId, config, sql, writer, bus, hosts: new HostRegistry(), log } as const;
+  const boss = await startBoss(databaseUrl, config.schema, (err) => log.warn({ err }, "pg-boss error"));
+  const deadlineJobs = new DeadlineJobs(boss, writer);
+  await deadlineJobs.startWorker((err) => log.warn({ err }, "deadline backstop failed"));
+  const partial = { serverId, config, sql, writer, bus, hosts: new HostRegistry(), deadlineJobs, log } as const;
   const rt: Runtime = Object.assign(partial, {
     dispatch: undefined as unknown as Dispatcher,
     actors: undefined as unknown as ActorRegistry,
@@ -53,6 +64,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   bus.onHost((hostId) => {
     const conn = rt.hosts.current(hostId);
     if (conn) void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
+    for (const c of rt.hosts.ofHost(hostId)) void c.reconcile().catch((err) => log.warn({ err }, "reconcile failed"));
   });
   bus.onRescan(() => {
     rt.actors.kickAll();
@@ -93,6 +105,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
         .submit(endCalls({ serverId }, { status: "unknown", cause: "connection_lost" }))
         .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
       await writer.drain();
+      await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
       await listener.unlisten().catch(() => {});
       await stopServer(sql, serverId).catch(() => {});
     },

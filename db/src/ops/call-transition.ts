@@ -19,6 +19,9 @@ export interface CallRef {
 export interface TransitionResult {
   seq: number | null;
   ended: boolean;
+  /** Nothing was written because the activation's emission budget would be exceeded. */
+  overBudget: boolean;
+  bytes: number;
 }
 
 interface Plan {
@@ -54,17 +57,32 @@ function plan(call: number, action: CallAction): Plan {
   return { records, ends, returns, outcome };
 }
 
+/** Bytes an action charges to its activation's budget: each emission's kind plus its payload. */
+export function emittedBytes(action: CallAction): number {
+  const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
+  if (action.type === "emit") return Buffer.byteLength(action.kind, "utf8") + size(action.data);
+  if (!action.outcome) return 0;
+  const content = action.content === undefined ? 0 : Buffer.byteLength(action.content, "utf8");
+  return Buffer.byteLength("tool_result", "utf8") + size(action.outcome) + content;
+}
+
 /**
  * Applies one host report to an open call and journals it, in one statement. The update is
  * conditional on the call being open (`running` or `returned`) and dispatched to this host, so a
  * report that arrives after a terminal cause (deadline, cancellation, loss, an earlier finish)
- * writes nothing: the first terminal cause wins inside the database.
+ * writes nothing: the first terminal cause wins inside the database. An emission that would take
+ * the activation past `maxBytes` writes nothing either, and says so (`overBudget`).
  */
-export function transitionCall(ref: CallRef, action: CallAction): WriteOp<TransitionResult> {
+export function transitionCall(
+  ref: CallRef,
+  action: CallAction,
+  maxBytes = Number.MAX_SAFE_INTEGER,
+): WriteOp<TransitionResult> {
   const p = plan(ref.seq, action);
   const input = JSON.stringify(p.records);
   const n = p.records.length;
   const outcome = p.outcome === null ? null : JSON.stringify(p.outcome);
+  const bytes = emittedBytes(action);
   return {
     keys: (result): CommitKeys => {
       const keys = emptyKeys();
@@ -73,8 +91,21 @@ export function transitionCall(ref: CallRef, action: CallAction): WriteOp<Transi
       return keys;
     },
     run: (tx) =>
-      tx<{ seq: number | null }[]>`
-        WITH c AS (
+      tx<{ seq: number | null; over_budget: boolean }[]>`
+        WITH open_call AS (
+          SELECT activation_seq FROM calls
+          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq} AND host_id = ${ref.hostId}
+            AND state IN ('running', 'returned')
+        ),
+        b AS (
+          INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
+          SELECT ${ref.sessionId}, activation_seq, ${bytes}::bigint FROM open_call
+          WHERE ${bytes}::bigint > 0 AND ${bytes}::bigint <= ${maxBytes}::bigint
+          ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
+          WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
+          RETURNING 1
+        ),
+        c AS (
           UPDATE calls SET
             state = CASE WHEN ${p.ends}::boolean THEN 'ended' WHEN ${p.returns}::boolean THEN 'returned' ELSE state END,
             outcome = CASE WHEN ${p.ends}::boolean
@@ -84,6 +115,7 @@ export function transitionCall(ref: CallRef, action: CallAction): WriteOp<Transi
             ended_at = CASE WHEN ${p.ends}::boolean THEN clock_timestamp() ELSE ended_at END
           WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq} AND host_id = ${ref.hostId}
             AND state IN ('running', 'returned')
+            AND (${bytes}::bigint = 0 OR EXISTS (SELECT 1 FROM b))
           RETURNING outcome
         ),
         input AS (
@@ -104,6 +136,9 @@ export function transitionCall(ref: CallRef, action: CallAction): WriteOp<Transi
           FROM s, input i, c
           RETURNING seq
         )
-        SELECT max(seq) AS seq FROM r`.then(([row]) => ({ seq: row?.seq ?? null, ended: p.ends })),
+        SELECT (SELECT max(seq) FROM r) AS seq,
+               (EXISTS (SELECT 1 FROM open_call) AND ${bytes}::bigint > 0 AND NOT EXISTS (SELECT 1 FROM b)) AS over_budget`.then(
+        ([row]) => ({ seq: row?.seq ?? null, ended: p.ends, overBudget: row?.over_budget ?? false, bytes }),
+      ),
   };
 }

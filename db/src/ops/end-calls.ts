@@ -31,7 +31,11 @@ export function endCalls(filter: EndCallsFilter, outcome: { status: string; caus
   return {
     keys: (ended): CommitKeys => {
       const keys = emptyKeys();
-      for (const c of ended) keys.sessions.set(c.sessionId, Touch.observation);
+      for (const c of ended) {
+        keys.sessions.set(c.sessionId, Touch.observation);
+        // The process holding the call's connection tells the host (cancel frame).
+        if (c.hostId && c.connectionId) keys.hosts.add(c.hostId);
+      }
       return keys;
     },
     run: (tx) => {

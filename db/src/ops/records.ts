@@ -31,3 +31,18 @@ export async function callState(sql: Sql, sessionId: string, seq: number, hostId
     SELECT state FROM calls WHERE session_id = ${sessionId} AND seq = ${seq} AND host_id = ${hostId}`;
   return row?.state ?? null;
 }
+
+/** Which of these calls have ended, and how: a host connection's in-flight calls to cancel. */
+export async function endedAmong(
+  sql: Sql,
+  calls: { sessionId: string; seq: number }[],
+): Promise<{ sessionId: string; seq: number; status: string }[]> {
+  if (calls.length === 0) return [];
+  const rows = await sql<{ session_id: string; seq: number; status: string }[]>`
+    SELECT c.session_id, c.seq, c.outcome->>'status' AS status
+    FROM unnest(${sql.array(calls.map((c) => c.sessionId))}::uuid[], ${sql.array(calls.map((c) => c.seq))}::bigint[])
+         AS k(session_id, seq)
+    JOIN calls c ON c.session_id = k.session_id AND c.seq = k.seq
+    WHERE c.state = 'ended'`;
+  return rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, status: r.status }));
+}

@@ -7,7 +7,7 @@ import {
   isReservedKind,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
-import { type CallAction, callState, transitionCall } from "@aexhq/brain-db";
+import { appendRecords, type CallAction, callState, endedAmong, transitionCall } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import type { Runtime } from "../runtime.js";
 
@@ -19,6 +19,8 @@ export class HostConnection {
   private open = true;
   private lastFrameAt = Date.now();
   private readonly chains = new Map<string, Promise<void>>();
+  /** Calls sent on this socket and not known to have ended: the ones a cancel frame may concern. */
+  private readonly inflight = new Map<string, { sessionId: string; seq: number }>();
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
@@ -57,7 +59,28 @@ export class HostConnection {
   }
 
   invoke(call: { sessionId: string; sequence: number; tool: string; input: unknown; deadline: number | null }): void {
+    this.inflight.set(`${call.sessionId}:${call.sequence}`, { sessionId: call.sessionId, seq: call.sequence });
     this.send({ type: "invoke", ...call, input: call.input as InvokeFrame["input"] });
+  }
+
+  /**
+   * Tells the host about its calls that ended without it (deadline, cancellation, session end):
+   * the SDK aborts their signals. Runs when a commit names this host.
+   */
+  async reconcile(): Promise<void> {
+    if (this.inflight.size === 0) return;
+    for (const c of await endedAmong(this.rt.sql, [...this.inflight.values()])) {
+      this.inflight.delete(`${c.sessionId}:${c.seq}`);
+      if (c.status === "timeout" || c.status === "cancelled" || c.status === "unknown") {
+        this.send({ type: "cancel", sessionId: c.sessionId, sequence: c.seq, status: c.status });
+      }
+    }
+  }
+
+  /** The session ended or was deleted: its calls are no longer ours to track. */
+  release(sessionId: string): void {
+    for (const [key, c] of this.inflight) if (c.sessionId === sessionId) this.inflight.delete(key);
+    this.send({ type: "release", sessionId });
   }
 
   close(code = 1001, reason = "server shutting down"): void {
@@ -94,11 +117,24 @@ export class HostConnection {
     try {
       const action = toAction(frame);
       const ref = { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
-      const result = await this.rt.writer.submit(transitionCall(ref, action));
+      const result = await this.rt.writer.submit(transitionCall(ref, action, this.rt.config.maxEmittedBytes));
+      if (result.overBudget) {
+        const kind = action.type === "emit" ? action.kind : "tool_result";
+        await this.rt.writer.submit(
+          appendRecords(frame.sessionId, [
+            {
+              kind: "emission_rejected",
+              payload: { call: frame.sequence, kind, bytes: result.bytes, code: "budget_exceeded" },
+            },
+          ]),
+        );
+        throw new BrainError("budget_exceeded");
+      }
       if (result.seq === null) {
         const state = await callState(this.rt.sql, frame.sessionId, frame.sequence, this.hostId);
         throw new BrainError(state === null ? "call_not_found" : "call_ended");
       }
+      if (result.ended) this.inflight.delete(`${frame.sessionId}:${frame.sequence}`);
       this.send({ type: "ack", id: frame.id, sequence: result.seq });
     } catch (error) {
       const e = error instanceof BrainError ? error : null;

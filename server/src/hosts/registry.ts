@@ -29,6 +29,10 @@ export class HostRegistry {
     return undefined;
   }
 
+  ofHost(hostId: string): HostConnection[] {
+    return this.byHost.get(hostId) ?? [];
+  }
+
   byId(connectionId: string): HostConnection | undefined {
     return this.byConnection.get(connectionId);
   }

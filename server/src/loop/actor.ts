@@ -1,6 +1,7 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
 import { type Appended, appendRecords, type NewRecord, readRecords, type Sql } from "@aexhq/brain-db";
 import type { Runtime } from "../runtime.js";
+import { DeadlineTimers } from "./deadlines.js";
 import { createProvider, type ModelProvider, type ModelResponse } from "./models/provider.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
 import { WakeWindow } from "./wake-window.js";
@@ -28,6 +29,7 @@ export class SessionActor {
   private dirty = false;
   private stopped: StopReason | null = null;
   private readonly abort = new AbortController();
+  private readonly deadlines: DeadlineTimers;
   /** The last wake's window, journaled with the model call it led to. */
   private lastWindow: { openedAt: number; firedAt: number } | null = null;
 
@@ -38,6 +40,7 @@ export class SessionActor {
     private readonly onStop: (actor: SessionActor, reason: StopReason) => void,
   ) {
     this.provider = createProvider(session.model);
+    this.deadlines = new DeadlineTimers(rt, session.id);
     this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
       this.lastWindow = w;
       this.kick();
@@ -61,6 +64,7 @@ export class SessionActor {
     if (this.stopped) return;
     this.stopped = reason;
     this.window.cancel();
+    this.deadlines.clear();
     this.abort.abort(new Error(`session actor stopped: ${reason}`));
     this.onStop(this, reason);
   }
@@ -71,6 +75,7 @@ export class SessionActor {
         this.dirty = false;
         await this.catchUp();
         await this.step();
+        this.deadlines.sync(this.state);
       }
     } catch (error) {
       this.rt.log.error({ err: error, sessionId: this.session.id }, "agentloop step failed");
@@ -110,7 +115,11 @@ export class SessionActor {
 
   /** Appends with the fencing epoch and folds what was written; false when fenced or ended. */
   private async append(records: NewRecord[]): Promise<Appended[] | null> {
-    const result = await this.rt.writer.submit(appendRecords(this.session.id, records, { epoch: this.epoch }));
+    const deadlines = records.flatMap((r) =>
+      r.call?.deadlineAt != null && r.call.state !== "ended" ? [r.call.deadlineAt] : [],
+    );
+    const op = appendRecords(this.session.id, records, { epoch: this.epoch });
+    const result = await this.rt.writer.submit(deadlines.length > 0 ? this.rt.deadlineJobs.wrap(op, deadlines) : op);
     if (result.records.length === 0) {
       this.stop(this.state.ended ? "ended" : "fenced");
       return null;

@@ -21,6 +21,8 @@ export interface CallState {
   final: { status: string } | null;
   /** Whether the model has been shown this call's synchronous phase. */
   fed: boolean;
+  /** Epoch ms, or null for unlimited. */
+  deadline: number | null;
 }
 
 export interface ActivationState {
@@ -42,6 +44,8 @@ export interface LoopState {
   messages: { seq: number; text: string }[];
   activation: ActivationState | null;
   calls: Map<number, CallState>;
+  /** Calls not yet ended. */
+  open: Set<number>;
   conversation: ModelMessage[];
   modelCalls: number;
   /** A model_call_started with no model_call_ended: set while a provider call is in flight. */
@@ -57,6 +61,7 @@ export function initialState(): LoopState {
     messages: [],
     activation: null,
     calls: new Map(),
+    open: new Set(),
     conversation: [],
     modelCalls: 0,
     openModelCall: null,
@@ -146,7 +151,9 @@ export function fold(state: LoopState, record: JournalRecord): void {
         results: [],
         final: null,
         fed: false,
+        deadline: typeof p.deadline === "number" ? p.deadline : null,
       });
+      state.open.add(record.seq);
       if (state.activation?.seq === activation) state.activation.round.push(record.seq);
       break;
     }
@@ -169,6 +176,7 @@ export function fold(state: LoopState, record: JournalRecord): void {
       if (!call) break;
       call.state = "ended";
       call.final = p.outcome as { status: string };
+      state.open.delete(call.seq);
       // Interruptions Brain recorded (no tool_result precedes them) are news to the model.
       const s = call.final?.status;
       if (call.fed && (s === "timeout" || s === "cancelled" || s === "unknown")) {

@@ -9,7 +9,6 @@ import {
 import {
   createSession,
   deleteSession,
-  type EndedCall,
   endSession,
   getSession,
   hostExists,
@@ -44,14 +43,12 @@ function checkTools(tools: ToolPlacement[]): void {
   }
 }
 
-/** Tells hosts connected here that calls were cancelled and the session's handlers can go. */
-export function releaseOnHosts(rt: Runtime, sessionId: string, hostId: string | null, calls: EndedCall[]): void {
-  for (const c of calls) {
-    if (c.connectionId) {
-      rt.hosts.byId(c.connectionId)?.send({ type: "cancel", sessionId, sequence: c.seq, status: "cancelled" });
-    }
-  }
-  if (hostId) rt.hosts.current(hostId)?.send({ type: "release", sessionId });
+/**
+ * Tells a host connected here that the session's handlers can go. Cancelled calls reach their
+ * hosts through the commit's host keys (HostConnection.reconcile), wherever they are connected.
+ */
+export function releaseOnHosts(rt: Runtime, sessionId: string, hostId: string | null): void {
+  if (hostId) for (const c of rt.hosts.ofHost(hostId)) c.release(sessionId);
 }
 
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
@@ -118,7 +115,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const result = await rt.writer.submit(endSession(id, "ended by request"));
     const row = await getSession(rt.sql, id);
     if (!row) throw new BrainError("not_found");
-    if (result.ended) releaseOnHosts(rt, id, row.host_id, result.cancelled);
+    if (result.ended) releaseOnHosts(rt, id, row.host_id);
     return toSession(row);
   });
 
@@ -129,7 +126,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const result = await rt.writer.submit(deleteSession(id));
     if (!result.deleted) throw new BrainError("not_found");
     rt.actors.get(id)?.stop("ended");
-    releaseOnHosts(rt, id, row.host_id, result.open);
+    releaseOnHosts(rt, id, row.host_id);
     return reply.status(204).send();
   });
 }

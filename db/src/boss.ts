@@ -1,0 +1,49 @@
+import { PgBoss } from "pg-boss";
+import type { TransactionSql } from "postgres";
+import { bossSchemaFor } from "./schema-name.js";
+
+/** The queue of deadline backstop jobs: one per second that holds at least one deadline. */
+export const DEADLINE_QUEUE = "brain-deadlines";
+
+/**
+ * pg-boss, in a schema named after Brain's. Its LISTEN/NOTIFY wake-up is on (about 4 ms from send
+ * to handler instead of polling), and nothing is retried: a deadline job that fails is replaced by
+ * the next second's, and component jobs (later) must run at most once.
+ */
+export async function startBoss(url: string, schema: string, onError: (error: unknown) => void): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: bossSchemaFor(schema),
+    max: 4,
+    useListenNotify: true,
+    application_name: "brain-boss",
+  });
+  boss.on("error", onError);
+  await boss.start();
+  await boss.createQueue(DEADLINE_QUEUE, { policy: "short", retryLimit: 0, notify: true });
+  return boss;
+}
+
+/** pg-boss's database seam over one of our transactions, so a job commits with the journal. */
+export function transactionDb(tx: TransactionSql) {
+  return {
+    async executeSql(text: string, values?: unknown[]) {
+      const rows = await tx.unsafe(text, (values ?? []) as never[]);
+      return { rows: [...rows] };
+    },
+  };
+}
+
+/** The backstop fires at the start of the second after the deadline. */
+export function deadlineBucket(deadlineMs: number): number {
+  return Math.ceil(deadlineMs / 1000);
+}
+
+/** Enqueues the backstop job of one deadline second inside `tx`; a duplicate second is a no-op. */
+export async function enqueueDeadlineJob(boss: PgBoss, tx: TransactionSql, bucket: number): Promise<void> {
+  await boss.send(
+    DEADLINE_QUEUE,
+    { bucket },
+    { startAfter: new Date(bucket * 1000), singletonKey: String(bucket), db: transactionDb(tx) },
+  );
+}

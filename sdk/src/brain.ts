@@ -1,0 +1,67 @@
+import { BrainError } from "@aexhq/brain-contracts";
+import { z } from "zod";
+import { type BrainCredentials, HostConnection } from "./host-connection.js";
+import { HttpClient } from "./http-client.js";
+import { Sessions } from "./sessions.js";
+
+export interface BrainOptions {
+  /** The server's base URL (http or https); defaults to `process.env.BRAIN_URL`. */
+  url?: string;
+  /** The operator bearer token; defaults to `process.env.BRAIN_TOKEN`. */
+  token?: string;
+  /** A host registered earlier (`brain.credentials()`), to reattach its sessions' tools. */
+  credentials?: BrainCredentials;
+}
+
+const CredentialsSchema = z.strictObject({ hostId: z.uuid(), hostToken: z.string().min(1) });
+
+/**
+ * A client of one Brain server. Its sessions' application tools are served over one host
+ * connection, opened lazily and kept until `await brain.close()`.
+ */
+export class Brain {
+  readonly sessions: Sessions;
+  readonly #host: HostConnection;
+
+  constructor(options: BrainOptions = {}) {
+    const url = options.url ?? process.env.BRAIN_URL;
+    const token = options.token ?? process.env.BRAIN_TOKEN;
+    if (url === undefined || url === "") {
+      throw new BrainError("not_connected", "No Brain server URL: pass new Brain({ url }) or set BRAIN_URL.");
+    }
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+      throw new BrainError("not_connected", `The Brain server URL must be http(s): ${url}`);
+    }
+    if (token === undefined || token === "") {
+      throw new BrainError("unauthorized", "No Brain token: pass new Brain({ token }) or set BRAIN_TOKEN.");
+    }
+    let credentials: BrainCredentials | undefined;
+    if (options.credentials !== undefined) {
+      const parsed = CredentialsSchema.safeParse(options.credentials);
+      if (!parsed.success) {
+        throw new BrainError("unauthorized", "credentials must be { hostId, hostToken } from brain.credentials().");
+      }
+      credentials = parsed.data;
+    }
+    const http = new HttpClient(url, token);
+    this.#host = new HostConnection(http, credentials);
+    this.sessions = new Sessions({ http, host: this.#host });
+  }
+
+  /**
+   * The host identity to save for reattachment after a restart: JSON-serialisable. Undefined until
+   * a host exists, i.e. until the first session with tools is created (or credentials were given).
+   */
+  credentials(): BrainCredentials | undefined {
+    const credentials = this.#host.getCredentials();
+    return credentials === undefined ? undefined : { ...credentials };
+  }
+
+  /**
+   * Closes the host connection and stops reconnecting; in-flight handlers are aborted and every
+   * session's handlers released. Idempotent. HTTP calls (send, events, end, …) still work.
+   */
+  close(): Promise<void> {
+    return this.#host.close();
+  }
+}

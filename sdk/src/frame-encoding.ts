@@ -1,0 +1,41 @@
+import {
+  BrainError,
+  byteLength,
+  type EmitFrameSchema,
+  type FinishFrameSchema,
+  MAX_FRAME_BYTES,
+  type ResultFrameSchema,
+  type ReturnFrameSchema,
+} from "@aexhq/brain-contracts";
+import type { z } from "zod";
+
+type WithoutId<T> = T extends unknown ? Omit<T, "id"> : never;
+
+/** A frame of one tool call, before the connection gives it its request id. */
+export type CallFrame = WithoutId<
+  | z.infer<typeof EmitFrameSchema>
+  | z.infer<typeof ResultFrameSchema>
+  | z.infer<typeof ReturnFrameSchema>
+  | z.infer<typeof FinishFrameSchema>
+>;
+
+/**
+ * Serialises a host frame with its id, refusing it (`frame_too_large`, nothing sent) when it
+ * would exceed MAX_FRAME_BYTES: the server would reject it, and a result must become an honest
+ * error outcome rather than a lost frame.
+ */
+export function encodeFrame(frame: CallFrame | { type: "ping" }, id: number): string {
+  const text = JSON.stringify({ ...frame, id });
+  const bytes = byteLength(text);
+  if (bytes > MAX_FRAME_BYTES) {
+    throw new BrainError(
+      "frame_too_large",
+      `The ${frame.type} frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`,
+      {
+        bytes,
+        limit: MAX_FRAME_BYTES,
+      },
+    );
+  }
+  return text;
+}

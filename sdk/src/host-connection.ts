@@ -1,0 +1,278 @@
+import {
+  BrainError,
+  ErrorBodySchema,
+  isErrorCode,
+  MAX_FRAME_BYTES,
+  RegisteredHostSchema,
+  type ServerFrame,
+  ServerFrameSchema,
+} from "@aexhq/brain-contracts";
+import WebSocket from "ws";
+import { Backoff } from "./backoff.js";
+import { Dispatcher } from "./dispatcher.js";
+import type { FrameChannel } from "./execution.js";
+import { type CallFrame, encodeFrame } from "./frame-encoding.js";
+import { type Heartbeat, startHeartbeat } from "./heartbeat.js";
+import type { HttpClient } from "./http-client.js";
+import { PendingAcks } from "./pending-acks.js";
+
+/** The identity of a registered host: save it to reattach sessions after a restart. */
+export interface BrainCredentials {
+  hostId: string;
+  hostToken: string;
+}
+
+const WELCOME_TIMEOUT_MS = 10_000;
+const CLOSE_TIMEOUT_MS = 2_000;
+
+/**
+ * The one WebSocket a Brain client keeps to its host endpoint, shared by all its sessions.
+ * Lifecycle: register the host lazily (unless credentials were given) → connect → wait for
+ * `welcome` → heartbeat. When a welcomed connection is lost, every in-flight call is interrupted
+ * (Brain records `unknown` for them), every unanswered frame fails with `connection_closed`, and
+ * the same host reconnects with backoff; nothing is ever re-sent.
+ */
+export class HostConnection implements FrameChannel {
+  readonly dispatcher: Dispatcher = new Dispatcher(this);
+  private credentials: BrainCredentials | undefined;
+  private registering: Promise<BrainCredentials> | undefined;
+  private firstConnect: Promise<void> | undefined;
+  private everConnected = false;
+  /** The welcomed socket frames are sent on; undefined while connecting or disconnected. */
+  private socket: WebSocket | undefined;
+  /** The socket being opened or open, welcomed or not. */
+  private current: WebSocket | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly backoff = new Backoff();
+  private readonly acks = new PendingAcks();
+  /** Request ids increase for the client's lifetime, across reconnections. */
+  private nextId = 1;
+
+  constructor(
+    private readonly http: HttpClient,
+    credentials: BrainCredentials | undefined,
+  ) {
+    this.credentials = credentials;
+  }
+
+  getCredentials(): BrainCredentials | undefined {
+    return this.credentials;
+  }
+
+  /**
+   * Registers the host if needed and, the first time, connects and waits for the welcome (a
+   * failure rejects and the next call tries again). Once a connection has been welcomed, a lost
+   * one is re-established in the background and this does not wait for it.
+   */
+  async ensure(): Promise<BrainCredentials> {
+    this.assertOpen();
+    const credentials = await this.register();
+    if (!this.everConnected) {
+      this.firstConnect ??= this.open(credentials).finally(() => {
+        this.firstConnect = undefined;
+      });
+      await this.firstConnect;
+    }
+    this.assertOpen();
+    return credentials;
+  }
+
+  send(frame: CallFrame): Promise<number | null> {
+    const ws = this.socket;
+    if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
+      throw new BrainError("not_connected", "The host connection is down; the frame was not sent.");
+    }
+    const id = this.nextId++;
+    const text = encodeFrame(frame, id);
+    const ack = this.acks.add(id);
+    ws.send(text);
+    return ack;
+  }
+
+  /** Closes the socket, stops reconnecting, interrupts in-flight calls and drops all handlers. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.dispatcher.releaseAll();
+    const ws = this.current;
+    if (ws === undefined || ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      ws.once("close", () => resolve());
+      setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS).unref();
+      ws.close(1000, "client closed");
+    });
+  }
+
+  private register(): Promise<BrainCredentials> {
+    if (this.credentials !== undefined) return Promise.resolve(this.credentials);
+    this.registering ??= this.http
+      .request("POST", "/v1/hosts", { body: {}, schema: RegisteredHostSchema })
+      .then((host) => {
+        this.credentials = { hostId: host.id, hostToken: host.token };
+        return this.credentials;
+      })
+      .finally(() => {
+        this.registering = undefined;
+      });
+    return this.registering;
+  }
+
+  /** Opens one socket; resolves on `welcome`, rejects if it closes first. */
+  private open(credentials: BrainCredentials): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    return new Promise((resolve, reject) => {
+      const url = `${webSocketBase(this.http.baseUrl)}/v1/hosts/${encodeURIComponent(credentials.hostId)}/connect`;
+      const ws = new WebSocket(url, {
+        headers: { authorization: `Bearer ${credentials.hostToken}` },
+        maxPayload: MAX_FRAME_BYTES,
+        handshakeTimeout: WELCOME_TIMEOUT_MS,
+      });
+      this.current = ws;
+      let welcomed = false;
+      let failure: BrainError | undefined;
+      let heartbeat: Heartbeat | undefined;
+      const welcomeTimer = setTimeout(() => {
+        failure ??= new BrainError("not_connected", "Brain did not welcome the host connection in time.");
+        ws.terminate();
+      }, WELCOME_TIMEOUT_MS);
+
+      ws.on("unexpected-response", (_request, response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          // An error body is small; anything past one frame's worth is not worth reading.
+          if (size < MAX_FRAME_BYTES) chunks.push(chunk);
+          size += chunk.length;
+        });
+        response.on("error", () => ws.terminate());
+        response.on("end", () => {
+          failure = handshakeError(response.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"));
+          ws.terminate();
+        });
+      });
+      ws.on("error", (err) => {
+        failure ??= new BrainError("not_connected", `The host connection failed: ${err.message}`);
+      });
+      ws.on("message", (data) => {
+        heartbeat?.alive();
+        const frame = parseServerFrame(data);
+        if (frame === undefined) return;
+        if (welcomed) {
+          this.route(frame);
+          return;
+        }
+        if (frame.type !== "welcome") return;
+        if (frame.hostId !== credentials.hostId) {
+          failure = new BrainError("not_connected", "Brain welcomed a different host id.");
+          ws.terminate();
+          return;
+        }
+        welcomed = true;
+        clearTimeout(welcomeTimer);
+        this.socket = ws;
+        this.everConnected = true;
+        this.backoff.reset();
+        heartbeat = startHeartbeat(ws, frame.heartbeatMs, () => this.nextId++);
+        resolve();
+      });
+      ws.on("close", () => {
+        clearTimeout(welcomeTimer);
+        heartbeat?.stop();
+        if (this.current === ws) this.current = undefined;
+        if (this.socket === ws) this.socket = undefined;
+        if (welcomed) {
+          // Abort handlers first, so one awaiting an ack sees its signal aborted when the ack fails.
+          this.dispatcher.interruptAll("unknown");
+          this.acks.rejectAll();
+        } else {
+          reject(failure ?? new BrainError("not_connected", "The host connection closed before Brain welcomed it."));
+        }
+        if (this.everConnected) this.scheduleReconnect();
+      });
+    });
+  }
+
+  private route(frame: ServerFrame): void {
+    switch (frame.type) {
+      case "ack":
+        this.acks.ack(frame.id, frame.sequence);
+        break;
+      case "reject":
+        // A reject without an id answers a frame Brain could not read; no promise waits for it.
+        if (frame.id !== null) this.acks.reject(frame.id, frame.error);
+        break;
+      case "invoke":
+        this.dispatcher.invoke(frame);
+        break;
+      case "cancel":
+        this.dispatcher.cancel(frame);
+        break;
+      case "release":
+        this.dispatcher.release(frame.sessionId);
+        break;
+      case "pong":
+      case "welcome":
+        break;
+    }
+  }
+
+  private scheduleReconnect(): void {
+    const credentials = this.credentials;
+    if (this.closed || this.reconnectTimer !== undefined || credentials === undefined) return;
+    // Not unref'd: the client keeps its host available until brain.close().
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      // A failed attempt closes its socket, and that close schedules the next attempt.
+      this.open(credentials).catch(() => {});
+    }, this.backoff.next());
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw closedError();
+  }
+}
+
+function closedError(): BrainError {
+  return new BrainError("not_connected", "This Brain client is closed.");
+}
+
+function webSocketBase(httpBase: string): string {
+  return httpBase.replace(/^http(s?):/i, "ws$1:");
+}
+
+function parseServerFrame(data: WebSocket.RawData): ServerFrame | undefined {
+  const buffer = Array.isArray(data)
+    ? Buffer.concat(data)
+    : Buffer.isBuffer(data)
+      ? data
+      : Buffer.from(new Uint8Array(data));
+  let json: unknown;
+  try {
+    json = JSON.parse(buffer.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  const parsed = ServerFrameSchema.safeParse(json);
+  // An unreadable frame cannot be answered (Brain takes no rejects); it is dropped.
+  return parsed.success ? parsed.data : undefined;
+}
+
+function handshakeError(status: number, body: string): BrainError {
+  try {
+    const parsed = ErrorBodySchema.safeParse(JSON.parse(body));
+    if (parsed.success && isErrorCode(parsed.data.error.code)) {
+      return new BrainError(parsed.data.error.code, parsed.data.error.message, parsed.data.error.details);
+    }
+  } catch {
+    // Not JSON: fall through to the status.
+  }
+  return new BrainError("not_connected", `Brain refused the host connection: HTTP ${status}.`, { status });
+}

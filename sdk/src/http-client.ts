@@ -1,0 +1,93 @@
+import { BrainError, ErrorBodySchema, isErrorCode } from "@aexhq/brain-contracts";
+import type { z } from "zod";
+
+export interface RequestSpec<T> {
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined>;
+  idempotencyKey?: string | undefined;
+  /** Validates the JSON answer; omitted for answers without a body (204). */
+  schema?: z.ZodType<T>;
+  signal?: AbortSignal | undefined;
+}
+
+/** Brain's HTTP API with the operator token: JSON in, validated JSON out, BrainError on failure. */
+export class HttpClient {
+  readonly baseUrl: string;
+
+  constructor(
+    baseUrl: string,
+    private readonly token: string,
+  ) {
+    // Joined by string, not `new URL(path, base)`, so a base with a path prefix keeps it.
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+  }
+
+  url(path: string, query?: RequestSpec<unknown>["query"]): string {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) search.set(key, String(value));
+    }
+    const text = search.toString();
+    return `${this.baseUrl}${path}${text === "" ? "" : `?${text}`}`;
+  }
+
+  async request<T>(method: string, path: string, spec: RequestSpec<T> = {}): Promise<T> {
+    const response = await this.fetch(method, path, spec);
+    if (spec.schema === undefined) {
+      await response.body?.cancel();
+      return undefined as T;
+    }
+    let json: unknown;
+    try {
+      json = await response.json();
+    } catch {
+      throw new BrainError("request_failed", `${method} ${path}: the answer is not JSON.`);
+    }
+    const parsed = spec.schema.safeParse(json);
+    if (!parsed.success) {
+      throw new BrainError("request_failed", `${method} ${path}: unexpected answer shape.`, parsed.error.issues);
+    }
+    return parsed.data;
+  }
+
+  /** Sends a request and returns the successful response unread (for streamed bodies). */
+  async fetch(method: string, path: string, spec: RequestSpec<unknown> = {}): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
+    if (spec.body !== undefined) headers["content-type"] = "application/json";
+    if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
+    let response: Response;
+    try {
+      response = await fetch(this.url(path, spec.query), {
+        method,
+        headers,
+        ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
+        ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+      });
+    } catch (err) {
+      if (spec.signal?.aborted) throw err;
+      const reason =
+        err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+      throw new BrainError("request_failed", `${method} ${path}: ${reason}`);
+    }
+    if (!response.ok) throw await errorFrom(response, `${method} ${path}`);
+    return response;
+  }
+}
+
+/** A BrainError from a failed answer: its error body when it has one, `request_failed` otherwise. */
+export async function errorFrom(response: Response, what: string): Promise<BrainError> {
+  const text = await response.text().catch(() => "");
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return new BrainError("request_failed", `${what}: HTTP ${response.status}.`, { status: response.status });
+  }
+  const body = ErrorBodySchema.safeParse(json);
+  if (!body.success) {
+    return new BrainError("request_failed", `${what}: HTTP ${response.status}.`, { status: response.status });
+  }
+  const { code, message, details } = body.data.error;
+  if (isErrorCode(code)) return new BrainError(code, message, details);
+  return new BrainError("request_failed", `${what}: ${code}: ${message}`, { status: response.status, code, details });
+}

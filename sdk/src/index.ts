@@ -1,0 +1,39 @@
+// Every export of this file is public API of @aexhq/brain: each name is listed explicitly, and
+// anything not exported here is internal and may change without notice.
+
+export type {
+  ErrorCode,
+  ErrorOutcome,
+  JournalEvent,
+  ModelConfig,
+  OkOutcome,
+  Outcome,
+  OutcomeStatus,
+  ScriptStep,
+  ToolError,
+  ToolPlacement,
+} from "@aexhq/brain-contracts";
+export { BrainError, ERROR_CODES } from "@aexhq/brain-contracts";
+export { Brain, type BrainOptions } from "./brain.js";
+export type { EnvironmentControl, ResultOptions, ToolContext } from "./context.js";
+export { type HostEnvironment, hostEnv } from "./environment.js";
+export type { BrainCredentials } from "./host-connection.js";
+export type { JsonSchema } from "./json-schema.js";
+export { type EventsOptions, type RequestOptions, Session, type SessionInfo } from "./session.js";
+export type {
+  CreateSessionParams,
+  GetSessionOptions,
+  ListSessionsOptions,
+  SessionPage,
+  Sessions,
+} from "./sessions.js";
+export {
+  type FactoryOptions,
+  type PlacedTool,
+  type Tool,
+  type ToolDefinition,
+  type ToolOptions,
+  type ToolReturn,
+  type ToolValue,
+  tool,
+} from "./tool.js";

@@ -1,0 +1,134 @@
+import {
+  BrainError,
+  type JournalEvent,
+  JournalEventSchema,
+  PostMessageBodySchema,
+  PostMessageResultSchema,
+  type Session as SessionInfo,
+  SessionSchema,
+} from "@aexhq/brain-contracts";
+import type { HostConnection } from "./host-connection.js";
+import type { HttpClient } from "./http-client.js";
+import { ndjsonLines } from "./ndjson.js";
+
+export type { SessionInfo };
+
+/** Per-request options for the calls that create something. */
+export interface RequestOptions {
+  /** Sent as `Idempotency-Key`: the same key and body returns the same answer. */
+  idempotencyKey?: string;
+}
+
+export interface EventsOptions {
+  /** Only events with a larger sequence; 0 (the default) starts at the beginning. */
+  after?: number;
+  /** Keep the stream open for events committed later. */
+  follow?: boolean;
+  /** Aborting it ends the iteration quietly. */
+  signal?: AbortSignal;
+}
+
+/** What a session handle needs from its Brain client. */
+export interface SessionDeps {
+  http: HttpClient;
+  host: HostConnection;
+}
+
+/** A handle on one session. Obtain it from `brain.sessions.create`, `get` or `list`. */
+export class Session {
+  readonly id: string;
+  #info: SessionInfo;
+  readonly #deps: SessionDeps;
+
+  constructor(info: SessionInfo, deps: SessionDeps) {
+    this.id = info.id;
+    this.#info = info;
+    this.#deps = deps;
+  }
+
+  /** The session as Brain last described it (creation, get, list or end). */
+  get info(): SessionInfo {
+    return this.#info;
+  }
+
+  /**
+   * Posts a user message and waits for the activation it starts; resolves with the activation's
+   * final text, whatever its status.
+   */
+  async send(text: string, options: RequestOptions = {}): Promise<string> {
+    const body = PostMessageBodySchema.safeParse({ text, wait: true });
+    if (!body.success) throw new BrainError("invalid_request", "The message text is invalid.", body.error.issues);
+    const answer = await this.#deps.http.request("POST", `${this.#path()}/messages`, {
+      body: body.data,
+      idempotencyKey: options.idempotencyKey,
+      schema: PostMessageResultSchema,
+    });
+    if (answer.activation === null) {
+      throw new BrainError("request_failed", `Brain recorded message ${answer.sequence} but returned no activation.`, {
+        sequence: answer.sequence,
+      });
+    }
+    return answer.activation.text;
+  }
+
+  /** The session's journal from `after`, in order; with `follow`, including later events. */
+  events(options: EventsOptions = {}): AsyncIterable<JournalEvent> {
+    return this.#stream(options);
+  }
+
+  /** Ends the session (it accepts no more messages) and releases its handlers. */
+  async end(): Promise<SessionInfo> {
+    this.#info = await this.#releasing(() =>
+      this.#deps.http.request("POST", `${this.#path()}/end`, { schema: SessionSchema }),
+    );
+    return this.#info;
+  }
+
+  /** Deletes the session and releases its handlers. */
+  async delete(): Promise<void> {
+    await this.#releasing(() => this.#deps.http.request("DELETE", this.#path()));
+  }
+
+  async *#stream({ after = 0, follow = false, signal }: EventsOptions): AsyncGenerator<JournalEvent> {
+    try {
+      const response = await this.#deps.http.fetch("GET", `${this.#path()}/events`, {
+        query: { after, follow },
+        signal,
+      });
+      if (response.body === null) return;
+      for await (const line of ndjsonLines(response.body)) yield parseEvent(line);
+    } catch (err) {
+      if (signal?.aborted) return;
+      throw err;
+    }
+  }
+
+  /** Runs the request; on success, or when the session is already gone, drops its handlers. */
+  async #releasing<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      const result = await request();
+      this.#deps.host.dispatcher.release(this.id);
+      return result;
+    } catch (err) {
+      if (err instanceof BrainError && err.code === "not_found") this.#deps.host.dispatcher.release(this.id);
+      throw err;
+    }
+  }
+
+  #path(): string {
+    return `/v1/sessions/${encodeURIComponent(this.id)}`;
+  }
+}
+
+function parseEvent(line: string): JournalEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    throw new BrainError("request_failed", "The event stream carried a line that is not JSON.");
+  }
+  const event = JournalEventSchema.safeParse(json);
+  if (!event.success)
+    throw new BrainError("request_failed", "The event stream carried a malformed event.", event.error.issues);
+  return event.data;
+}

@@ -1,0 +1,128 @@
+import {
+  BrainError,
+  type CreateSessionBody,
+  CreateSessionBodySchema,
+  type ModelConfig,
+  SessionListSchema,
+  SessionSchema,
+} from "@aexhq/brain-contracts";
+import { type RequestOptions, Session, type SessionDeps } from "./session.js";
+import { type PlacedTool, runtimeOf } from "./tool.js";
+
+export interface CreateSessionParams {
+  model: ModelConfig;
+  /** Placed tools (`lookup()`, `lookup({ env, ...options })`); names must be unique. */
+  tools?: readonly PlacedTool[];
+  metadata?: Record<string, string>;
+}
+
+export interface GetSessionOptions {
+  /**
+   * Reattachment: exactly the session's original host tools, served again by this client under
+   * the credentials it was constructed with. Omit to open a plain handle.
+   */
+  tools?: readonly PlacedTool[];
+}
+
+export interface ListSessionsOptions {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface SessionPage {
+  sessions: Session[];
+  nextCursor: string | null;
+}
+
+/** `brain.sessions`. */
+export class Sessions {
+  readonly #deps: SessionDeps;
+
+  constructor(deps: SessionDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Creates a session. When it has host tools, the first call registers this client's host and
+   * connects it; the session's handlers are attached once Brain has created it.
+   */
+  async create(params: CreateSessionParams, options: RequestOptions = {}): Promise<Session> {
+    const tools = params.tools ?? [];
+    checkTools(tools);
+    const body: CreateSessionBody = { model: params.model, tools: tools.map((placed) => placed.placement) };
+    if (params.metadata !== undefined) body.metadata = params.metadata;
+    // Checked before a host is registered for it; hostId is optional in the schema.
+    const checked = CreateSessionBodySchema.safeParse(body);
+    if (!checked.success) {
+      throw new BrainError("invalid_request", "The session parameters are invalid.", checked.error.issues);
+    }
+    if (tools.some((placed) => placed.env.type === "host")) body.hostId = (await this.#deps.host.ensure()).hostId;
+    const info = await this.#deps.http.request("POST", "/v1/sessions", {
+      body,
+      idempotencyKey: options.idempotencyKey,
+      schema: SessionSchema,
+    });
+    if (body.hostId !== undefined) this.#deps.host.dispatcher.attach(info.id, tools);
+    return new Session(info, this.#deps);
+  }
+
+  /** Opens a handle on an existing session; with `tools`, restores their handlers (see GetSessionOptions). */
+  async get(id: string, options: GetSessionOptions = {}): Promise<Session> {
+    const info = await this.#deps.http.request("GET", `/v1/sessions/${encodeURIComponent(id)}`, {
+      schema: SessionSchema,
+    });
+    if (options.tools !== undefined) {
+      const tools = options.tools;
+      checkTools(tools);
+      const wanted = [...info.tools].sort().join(", ");
+      const given = tools
+        .map((placed) => placed.name)
+        .sort()
+        .join(", ");
+      if (wanted !== given) {
+        throw new BrainError(
+          "invalid_tool",
+          `Reattachment needs exactly the session's tools (${wanted}); got (${given}).`,
+        );
+      }
+      if (tools.length > 0) {
+        const credentials = this.#deps.host.getCredentials();
+        if (credentials === undefined || credentials.hostId !== info.hostId) {
+          throw new BrainError(
+            "host_required",
+            "Reattaching tools needs the credentials of the host the session was placed on: new Brain({ credentials }).",
+          );
+        }
+        // Attached before connecting: an invoke may arrive in the same read as the welcome.
+        this.#deps.host.dispatcher.attach(info.id, tools);
+        try {
+          await this.#deps.host.ensure();
+        } catch (err) {
+          this.#deps.host.dispatcher.release(info.id);
+          throw err;
+        }
+      }
+    }
+    return new Session(info, this.#deps);
+  }
+
+  async list(options: ListSessionsOptions = {}): Promise<SessionPage> {
+    const page = await this.#deps.http.request("GET", "/v1/sessions", {
+      query: { limit: options.limit, cursor: options.cursor },
+      schema: SessionListSchema,
+    });
+    return { sessions: page.sessions.map((info) => new Session(info, this.#deps)), nextCursor: page.nextCursor };
+  }
+}
+
+/** Every tool must come from a factory, and names are unique within a session. */
+function checkTools(tools: readonly PlacedTool[]): void {
+  const seen = new Set<string>();
+  for (const placed of tools) {
+    runtimeOf(placed);
+    if (seen.has(placed.name)) {
+      throw new BrainError("duplicate_tool", `Two tools in this session are named ${JSON.stringify(placed.name)}.`);
+    }
+    seen.add(placed.name);
+  }
+}

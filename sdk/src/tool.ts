@@ -1,0 +1,146 @@
+import {
+  BrainError,
+  type Outcome,
+  TOOL_NAME_PATTERN,
+  type ToolPlacement,
+  ToolPlacementSchema,
+} from "@aexhq/brain-contracts";
+import { z } from "zod";
+import type { ToolContext } from "./context.js";
+import type { HostEnvironment } from "./environment.js";
+import { exportJsonSchema, type JsonSchema } from "./json-schema.js";
+import { parseOptions, splitEnv } from "./tool-options.js";
+
+type OptionalSchema = z.ZodType | undefined;
+
+/** The options a handler sees: parsed by the options schema and frozen. */
+export type ToolOptions<P extends OptionalSchema> = P extends z.ZodType
+  ? Readonly<z.output<P>>
+  : Readonly<Record<string, never>>;
+
+/** What a handler may publish as ordinary output: the output schema's input, or any JSON. */
+export type ToolValue<O extends OptionalSchema> = O extends z.ZodType ? z.input<O> : unknown;
+
+/** What `run` may return: ordinary output, an Outcome, or nothing (no result). */
+// biome-ignore lint/suspicious/noConfusingVoidType: `return ctx.finish(x)` and a bare `return;` are typed void.
+export type ToolReturn<O extends OptionalSchema> = ToolValue<O> | Outcome | undefined | void;
+
+export interface ToolDefinition<
+  I extends z.ZodType = z.ZodType,
+  O extends OptionalSchema = undefined,
+  P extends OptionalSchema = undefined,
+> {
+  /** The name the model sees; matches ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$ and is unique in a session. */
+  name: string;
+  description: string;
+  /** Validated with parseAsync before `run`; the handler receives defaults and transforms applied. */
+  input: I;
+  /** Validates every ordinary output (and every explicit ok.value); non-success outcomes bypass it. */
+  output?: O;
+  /** Validates factory options; without it the factory takes no options besides `env`. */
+  options?: P;
+  /** The tool's own run limit in ms (0 = unlimited); the server bounds it by BRAIN_MAX_TOOL_SECS. */
+  timeoutMs?: number;
+  run: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
+}
+
+/** The factory argument: the tool's options plus an optional `env` placement. */
+export type FactoryOptions<P extends OptionalSchema> = (P extends z.ZodType ? z.input<P> : unknown) & {
+  env?: HostEnvironment;
+};
+
+type FactoryArgs<P extends OptionalSchema> = P extends z.ZodType
+  ? Partial<z.input<P>> extends z.input<P>
+    ? [options?: FactoryOptions<P>]
+    : [options: FactoryOptions<P>]
+  : [options?: { env?: HostEnvironment }];
+
+/** A declared tool: call it to place it (`lookup()` or `lookup({ env, ...options })`). */
+export interface Tool<P extends OptionalSchema = OptionalSchema> {
+  (...args: FactoryArgs<P>): PlacedTool;
+  readonly name: string;
+  readonly description: string;
+  /** What the input schema accepts before parsing (io: "input"). */
+  readonly inputSchema: JsonSchema;
+  /** What the output schema produces (io: "output"), or null without an output schema. */
+  readonly outputSchema: JsonSchema | null;
+  readonly timeoutMs: number | undefined;
+}
+
+/** A tool configured by its factory and bound to an environment; pass it to `sessions.create`. */
+export interface PlacedTool {
+  readonly name: string;
+  readonly env: HostEnvironment;
+  /** The placement as sent to Brain when a session is created. */
+  readonly placement: ToolPlacement;
+  /** The parsed, frozen options its handler receives as `ctx.options`. */
+  readonly options: unknown;
+}
+
+/** What the host needs to run a placed tool; kept out of the public object. */
+export interface ToolRuntime {
+  readonly name: string;
+  readonly input: z.ZodType;
+  readonly output: z.ZodType | undefined;
+  readonly options: unknown;
+  readonly run: (input: unknown, ctx: ToolContext) => unknown;
+}
+
+const runtimes = new WeakMap<PlacedTool, ToolRuntime>();
+
+/** The runtime of a placement made by a tool factory; anything else is refused. */
+export function runtimeOf(placed: PlacedTool): ToolRuntime {
+  const runtime = runtimes.get(placed);
+  if (runtime === undefined) {
+    throw new BrainError("invalid_tool", "Sessions take placed tools: call the tool factory, e.g. lookup().");
+  }
+  return runtime;
+}
+
+export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, P extends OptionalSchema = undefined>(
+  definition: ToolDefinition<I, O, P>,
+): Tool<P> {
+  const { name, description, input, output, options: optionsSchema, timeoutMs, run } = definition;
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new BrainError("invalid_tool", `Tool names match ${TOOL_NAME_PATTERN}; got ${JSON.stringify(name)}.`);
+  }
+  if (!(input instanceof z.ZodType)) throw new BrainError("invalid_tool", `${name}: input must be a zod schema.`);
+  if (typeof run !== "function") throw new BrainError("invalid_tool", `${name}: run must be a function.`);
+  if (optionsSchema instanceof z.ZodObject && "env" in optionsSchema.shape) {
+    throw new BrainError("invalid_tool", `${name}: "env" is reserved in factory options for the placement.`);
+  }
+  const inputSchema = exportJsonSchema(input, "input", `${name}: the input schema`);
+  const outputSchema = output === undefined ? null : exportJsonSchema(output, "output", `${name}: the output schema`);
+  const template = { name, description, inputSchema, outputSchema, ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+  const checked = ToolPlacementSchema.safeParse({ ...template, env: { type: "host", name: "application" } });
+  if (!checked.success) {
+    throw new BrainError(
+      "invalid_tool",
+      `The declaration of tool ${JSON.stringify(name)} is malformed.`,
+      checked.error.issues,
+    );
+  }
+
+  const factory = (argument?: unknown): PlacedTool => {
+    const split = splitEnv(name, argument);
+    const parsedOptions = parseOptions(name, optionsSchema, split.options);
+    const placed: PlacedTool = Object.freeze({
+      name,
+      env: split.env,
+      placement: Object.freeze({ ...template, env: split.env }),
+      options: parsedOptions,
+    });
+    runtimes.set(placed, {
+      name,
+      input,
+      output,
+      options: parsedOptions,
+      run: run as ToolRuntime["run"],
+    });
+    return placed;
+  };
+  Object.defineProperty(factory, "name", { value: name });
+  return Object.freeze(
+    Object.assign(factory, { description, inputSchema, outputSchema, timeoutMs }),
+  ) as unknown as Tool<P>;
+}

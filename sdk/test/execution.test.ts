@@ -1,0 +1,463 @@
+import { BrainError, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { ToolContext } from "../src/context.js";
+import { Execution } from "../src/execution.js";
+import { runtimeOf, type ToolDefinition, tool } from "../src/tool.js";
+import { RecordingChannel, SESSION_ID, settle } from "./recording-channel.js";
+
+type Run = (input: unknown, ctx: ToolContext) => unknown;
+
+function start(
+  run: Run,
+  more: Partial<ToolDefinition<z.ZodType, z.ZodType | undefined, undefined>> = {},
+  call: { deadline?: number | null; manualAcks?: boolean; input?: unknown } = {},
+) {
+  const declared = tool({
+    name: "t",
+    description: "",
+    input: z.object({ id: z.string() }),
+    ...more,
+    run: run as never,
+  });
+  const channel = new RecordingChannel(call.manualAcks ?? false);
+  let ended = 0;
+  const execution = new Execution(
+    channel,
+    { sessionId: SESSION_ID, sequence: 7, deadline: call.deadline ?? null },
+    runtimeOf(declared()),
+    () => ended++,
+  );
+  const started = execution.start(call.input ?? { id: "a" });
+  return { channel, execution, started, endedCount: () => ended };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("input validation", () => {
+  it("finishes with invalid_input (with the issues) and never runs the handler", async () => {
+    let ran = false;
+    const { channel, started } = start(() => (ran = true), {}, { input: { id: 5 } });
+    await started;
+    await settle();
+    expect(ran).toBe(false);
+    expect(channel.frames).toEqual([
+      expect.objectContaining({
+        type: "finish",
+        sessionId: SESSION_ID,
+        sequence: 7,
+        outcome: {
+          status: "error",
+          error: expect.objectContaining({
+            code: "invalid_input",
+            details: [expect.objectContaining({ path: ["id"] })],
+          }),
+        },
+      }),
+    ]);
+  });
+
+  it("hands the handler the parsed input with defaults and transforms applied", async () => {
+    let seen: unknown;
+    const input = z.object({ id: z.string().transform((s) => s.toUpperCase()), n: z.number().default(3) });
+    const { started } = start(
+      (i) => {
+        seen = i;
+      },
+      { input },
+      { input: { id: "ab" } },
+    );
+    await started;
+    expect(seen).toEqual({ id: "AB", n: 3 });
+  });
+
+  it("runs nothing and sends nothing when the deadline has passed on arrival", async () => {
+    let ran = false;
+    let validated = false;
+    const input = z.object({}).refine(() => (validated = true));
+    const { channel, started, execution } = start(() => (ran = true), { input }, { deadline: Date.now() - 1 });
+    await started;
+    await settle();
+    expect([ran, validated, channel.frames.length, execution.ended]).toEqual([false, false, 0, true]);
+  });
+
+  it("runs nothing and sends nothing when the deadline passes during async validation", async () => {
+    let ran = false;
+    const input = z.object({}).refine(async () => {
+      await sleep(60);
+      return true;
+    });
+    const { channel, started } = start(() => (ran = true), { input }, { deadline: Date.now() + 20 });
+    await started;
+    await settle();
+    expect(ran).toBe(false);
+    expect(channel.frames).toEqual([]);
+  });
+
+  it("runs nothing and sends nothing when cancelled during async validation", async () => {
+    let ran = false;
+    const input = z.object({}).refine(async () => {
+      await sleep(20);
+      return true;
+    });
+    const { channel, started, execution } = start(() => (ran = true), { input });
+    execution.interrupt("cancelled");
+    await started;
+    await settle();
+    expect(ran).toBe(false);
+    expect(channel.frames).toEqual([]);
+  });
+});
+
+describe("return, emitResult and finish", () => {
+  it("a returned value publishes one result (return frame) and leaves the call open", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution } = start((_i, c) => {
+      ctx = c;
+      return { found: true };
+    });
+    await started;
+    await settle();
+    expect(channel.frames).toEqual([
+      { type: "return", id: 1, sessionId: SESSION_ID, sequence: 7, outcome: { status: "ok", value: { found: true } } },
+    ]);
+    expect(execution.ended).toBe(false);
+    await expect(ctx.emitResult({ more: 1 }, { content: "one more" })).resolves.toBe(101);
+    await expect(ctx.finish()).resolves.toBeUndefined();
+    expect(channel.frames.slice(1)).toEqual([
+      expect.objectContaining({ type: "result", outcome: { status: "ok", value: { more: 1 } }, content: "one more" }),
+      { type: "finish", id: 3, sessionId: SESSION_ID, sequence: 7 },
+    ]);
+  });
+
+  it("returning nothing sends a return frame without an outcome", async () => {
+    const { channel, started } = start(async () => {});
+    await started;
+    await settle();
+    expect(channel.frames).toEqual([{ type: "return", id: 1, sessionId: SESSION_ID, sequence: 7 }]);
+  });
+
+  it("`return ctx.finish(value)` publishes the value once, in the finish frame, and nothing after", async () => {
+    const { channel, started, execution } = start(async (_i, ctx) => ctx.finish({ v: 1 }, { content: "done" }));
+    await started;
+    await settle();
+    expect(channel.frames).toEqual([
+      {
+        type: "finish",
+        id: 1,
+        sessionId: SESSION_ID,
+        sequence: 7,
+        outcome: { status: "ok", value: { v: 1 } },
+        content: "done",
+      },
+    ]);
+    expect(execution.ended).toBe(true);
+  });
+
+  it("after finish, emit, emitResult and finish reject with execution_finished", async () => {
+    let ctx!: ToolContext;
+    const { started } = start(async (_i, c) => {
+      ctx = c;
+      await c.finish();
+    });
+    await started;
+    for (const attempt of [() => ctx.emit("late", {}), () => ctx.emitResult(1), () => ctx.finish()]) {
+      await expect(attempt()).rejects.toMatchObject({ code: "execution_finished" });
+    }
+  });
+
+  it("a handler returning while its finish is still being validated sends nothing for its return", async () => {
+    const output = z.string().refine(async () => {
+      await sleep(20);
+      return true;
+    });
+    const { channel, started } = start(
+      (_i, ctx) => {
+        void ctx.finish("x");
+        return "ignored";
+      },
+      { output },
+    );
+    await started;
+    await sleep(40);
+    expect(channel.frames).toEqual([
+      expect.objectContaining({ type: "finish", outcome: { status: "ok", value: "x" } }),
+    ]);
+  });
+
+  it("a thrown exception finishes the call with tool_error", async () => {
+    const { channel, started, execution } = start(async () => {
+      throw new Error("database down");
+    });
+    await started;
+    await settle();
+    expect(channel.frames).toEqual([
+      expect.objectContaining({
+        type: "finish",
+        outcome: { status: "error", error: { code: "tool_error", message: "database down" } },
+      }),
+    ]);
+    expect(execution.ended).toBe(true);
+  });
+
+  it("returning a non-success outcome terminates the call", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution } = start((_i, c) => {
+      ctx = c;
+      return { status: "error", error: { code: "not_found", message: "no" } };
+    });
+    await started;
+    await settle();
+    expect(channel.frames[0]).toMatchObject({
+      type: "return",
+      outcome: { status: "error", error: { code: "not_found" } },
+    });
+    expect(execution.ended).toBe(true);
+    await expect(ctx.emit("x", 1)).rejects.toMatchObject({ code: "execution_finished" });
+  });
+
+  it("an invalid emitted result becomes invalid_output and ends the call", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      { output: z.object({ n: z.number() }) },
+    );
+    await started;
+    await ctx.emitResult({ n: "not a number" });
+    expect(channel.frames.at(-1)).toMatchObject({ type: "result", outcome: { error: { code: "invalid_output" } } });
+    expect(execution.ended).toBe(true);
+    await expect(ctx.finish()).rejects.toMatchObject({ code: "execution_finished" });
+  });
+
+  it("content rides along with the structured output and never replaces it", async () => {
+    const { channel, started } = start((_i, ctx) => ctx.finish({ rows: 3 }, { content: "Three rows." }));
+    await started;
+    await settle();
+    expect(channel.frames[0]).toMatchObject({ outcome: { status: "ok", value: { rows: 3 } }, content: "Three rows." });
+  });
+});
+
+describe("ordering", () => {
+  it("sends frames in call order even when an earlier result's validation is slower", async () => {
+    const output = z.object({ n: z.number() }).refine(async () => {
+      await sleep(30);
+      return true;
+    });
+    let ctx!: ToolContext;
+    const { channel, started } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      { output },
+    );
+    await started;
+    const first = ctx.emitResult({ n: 1 });
+    const second = ctx.emit("after_result", { i: 2 });
+    const [a, b] = await Promise.all([first, second]);
+    expect(channel.frames.slice(1).map((f) => f.type)).toEqual(["result", "emit"]);
+    expect(a).toBeLessThan(b);
+  });
+
+  it("finish waits for the acks of emissions admitted before it and rejects later ones", async () => {
+    let ctx!: ToolContext;
+    const { channel, started } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      {},
+      { manualAcks: true },
+    );
+    await started;
+    await settle();
+    channel.ack(1); // the return frame
+    const emitted = ctx.emit("progress", { pct: 50 });
+    const finished = ctx.finish({ done: true });
+    await expect(ctx.emit("too_late", {})).rejects.toMatchObject({ code: "execution_finished" });
+    await settle();
+    expect(channel.types()).toEqual(["return", "emit"]);
+    channel.ack(2);
+    await expect(emitted).resolves.toBeTypeOf("number");
+    await settle();
+    expect(channel.types()).toEqual(["return", "emit", "finish"]);
+    let done = false;
+    void finished.then(() => (done = true));
+    await settle();
+    expect(done).toBe(false);
+    channel.ack(3);
+    await expect(finished).resolves.toBeUndefined();
+  });
+
+  it("a rejected emission rejects its own promise with the server's code and the call goes on", async () => {
+    let ctx!: ToolContext;
+    const { channel, started } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      {},
+      { manualAcks: true },
+    );
+    await started;
+    await settle();
+    channel.ack(1); // the return frame
+    const emitted = ctx.emit("big", { x: 1 });
+    await settle();
+    channel.reject(2, new BrainError("budget_exceeded"));
+    await expect(emitted).rejects.toMatchObject({ code: "budget_exceeded" });
+    const finished = ctx.finish();
+    await settle();
+    channel.ack(3);
+    await expect(finished).resolves.toBeUndefined();
+  });
+});
+
+describe("emit", () => {
+  async function openCall() {
+    let ctx!: ToolContext;
+    const handle = start((_i, c) => {
+      ctx = c;
+    });
+    await handle.started;
+    await settle();
+    return { ctx, ...handle };
+  }
+
+  it("resolves with the committed journal sequence", async () => {
+    const { ctx, channel } = await openCall();
+    await expect(ctx.emit("import_started", { source: "s3" })).resolves.toBe(101);
+    expect(channel.frames.at(-1)).toEqual({
+      type: "emit",
+      id: 2,
+      sessionId: SESSION_ID,
+      sequence: 7,
+      kind: "import_started",
+      data: { source: "s3" },
+    });
+  });
+
+  it.each(["tool_result", "session_created", "tool_call_ended", "brain.anything"])(
+    "refuses the reserved kind %s locally",
+    async (kind) => {
+      const { ctx, channel } = await openCall();
+      await expect(ctx.emit(kind, {})).rejects.toMatchObject({ code: "reserved_kind" });
+      expect(channel.types()).toEqual(["return"]);
+    },
+  );
+
+  it.each(["", "Upper", "9lives", "has space", "x".repeat(65), "emoji_🙂"])(
+    "refuses the malformed kind %j locally",
+    async (kind) => {
+      const { ctx, channel } = await openCall();
+      await expect(ctx.emit(kind, {})).rejects.toMatchObject({ code: "invalid_kind" });
+      expect(channel.types()).toEqual(["return"]);
+    },
+  );
+
+  it.each(["a", "lookup_started", "a.b:c-d_9", "x".repeat(64)])("accepts the kind %j", async (kind) => {
+    const { ctx } = await openCall();
+    await expect(ctx.emit(kind, null)).resolves.toBeTypeOf("number");
+  });
+
+  it.each([
+    ["undefined", undefined],
+    ["NaN", Number.NaN],
+    ["a Date", new Date()],
+    ["a BigInt", 1n],
+  ])("refuses %s as data", async (_label, data) => {
+    const { ctx, channel } = await openCall();
+    await expect(ctx.emit("ok_kind", data)).rejects.toBeInstanceOf(BrainError);
+    expect(channel.types()).toEqual(["return"]);
+  });
+});
+
+describe("frame size", () => {
+  it("turns an oversize result into a result_too_large error outcome that ends the call", async () => {
+    const { channel, started, execution } = start(() => ({ blob: "x".repeat(MAX_FRAME_BYTES) }));
+    await started;
+    await settle();
+    expect(channel.frames).toEqual([
+      expect.objectContaining({ type: "return", outcome: expect.objectContaining({ status: "error" }) }),
+    ]);
+    expect(channel.frames[0]).toMatchObject({ outcome: { error: { code: "result_too_large" } } });
+    expect(execution.ended).toBe(true);
+  });
+
+  it("rejects an oversize emit with frame_too_large and keeps the call open", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution } = start((_i, c) => {
+      ctx = c;
+    });
+    await started;
+    await expect(ctx.emit("big", { blob: "x".repeat(MAX_FRAME_BYTES) })).rejects.toMatchObject({
+      code: "frame_too_large",
+    });
+    expect(execution.ended).toBe(false);
+    await expect(ctx.emit("small", {})).resolves.toBeTypeOf("number");
+    expect(channel.types()).toEqual(["return", "emit"]);
+  });
+});
+
+describe("deadline and cancellation", () => {
+  it("exposes the context the spec names", async () => {
+    const deadline = Date.now() + 60_000;
+    let ctx!: ToolContext;
+    const { started, execution } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      {},
+      { deadline },
+    );
+    await started;
+    expect([ctx.sessionId, ctx.sequence, ctx.deadline, ctx.signal.aborted]).toEqual([SESSION_ID, 7, deadline, false]);
+    expect(Object.isFrozen(ctx.options)).toBe(true);
+    await expect(ctx.model({})).rejects.toBeInstanceOf(BrainError);
+    await expect(ctx.environments.list()).rejects.toBeInstanceOf(BrainError);
+    execution.interrupt("cancelled");
+  });
+
+  it("reports an unlimited call's deadline as undefined", async () => {
+    let ctx!: ToolContext;
+    const { started } = start((_i, c) => {
+      ctx = c;
+    });
+    await started;
+    expect(ctx.deadline).toBeUndefined();
+  });
+
+  it("aborts ctx.signal with a timeout reason when the deadline passes, and ends the call locally", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      {},
+      { deadline: Date.now() + 30 },
+    );
+    await started;
+    await sleep(60);
+    expect(ctx.signal.aborted).toBe(true);
+    expect(ctx.signal.reason).toMatchObject({ code: "call_ended", details: { status: "timeout" } });
+    expect(execution.ended).toBe(true);
+    await expect(ctx.emitResult(1)).rejects.toMatchObject({ code: "execution_finished" });
+    expect(channel.types()).toEqual(["return"]);
+  });
+
+  it("a cancel aborts ctx.signal naming the status; a later finish sends nothing", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution, endedCount } = start(async (_i, c) => {
+      ctx = c;
+      await new Promise((resolve) => c.signal.addEventListener("abort", resolve));
+      return "late";
+    });
+    await settle();
+    execution.interrupt("cancelled");
+    await started;
+    await settle();
+    expect(ctx.signal.reason).toMatchObject({ details: { status: "cancelled" } });
+    await expect(ctx.finish("x")).rejects.toMatchObject({ code: "execution_finished" });
+    expect(channel.frames).toEqual([]);
+    expect(endedCount()).toBe(1);
+  });
+});

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import * as sdk from "../src/index.js";
+
+describe("the public entry point", () => {
+  it("exports exactly the public runtime names", () => {
+    expect(Object.keys(sdk).sort()).toEqual(["Brain", "BrainError", "ERROR_CODES", "Session", "hostEnv", "tool"]);
+  });
+
+  it("re-exports the contract's BrainError, so errors from both processes share one class", async () => {
+    const contracts = await import("@aexhq/brain-contracts");
+    expect(sdk.BrainError).toBe(contracts.BrainError);
+    expect(sdk.ERROR_CODES).toBe(contracts.ERROR_CODES);
+  });
+
+  it("runs the spec's application-function example as written", () => {
+    const database = { get: async (_key: string): Promise<{ value: string } | null> => null };
+    const lookup = sdk.tool({
+      name: "lookup",
+      description: "Look up one record.",
+      input: z.object({ id: z.string() }),
+      output: z.object({ value: z.string() }).nullable(),
+      options: z.object({ prefix: z.string() }),
+      run: async ({ id }, ctx) => {
+        await ctx.emit("lookup_started", { id });
+        return ctx.finish((await database.get(`${ctx.options.prefix}${id}`)) ?? null);
+      },
+    });
+    const placed = lookup({ prefix: "customer:" });
+    const named = lookup({ env: sdk.hostEnv({ name: "app" }), prefix: "customer:" });
+    expect(placed.options).toEqual({ prefix: "customer:" });
+    expect(named.env).toEqual({ type: "host", name: "app" });
+  });
+});

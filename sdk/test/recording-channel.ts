@@ -1,0 +1,47 @@
+import type { FrameChannel } from "../src/execution.js";
+import { type CallFrame, encodeFrame } from "../src/frame-encoding.js";
+
+type Sent = CallFrame & { id: number };
+
+/**
+ * A FrameChannel that records what would go on the wire. It enforces the frame limit exactly as
+ * the host connection does; acks are immediate (sequence 100, 101, …) unless `manualAcks` is set,
+ * in which case the test settles them with `ack(id)` / `reject(id, error)`.
+ */
+export class RecordingChannel implements FrameChannel {
+  readonly frames: Sent[] = [];
+  private nextId = 1;
+  private nextSequence = 100;
+  private readonly waiting = new Map<number, { resolve(seq: number): void; reject(err: Error): void }>();
+
+  constructor(private readonly manualAcks = false) {}
+
+  send(frame: CallFrame): Promise<number | null> {
+    const id = this.nextId++;
+    const sent = JSON.parse(encodeFrame(frame, id)) as Sent;
+    this.frames.push(sent);
+    if (!this.manualAcks) return Promise.resolve(this.nextSequence++);
+    return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+  }
+
+  ack(id: number): void {
+    this.waiting.get(id)?.resolve(this.nextSequence++);
+    this.waiting.delete(id);
+  }
+
+  reject(id: number, error: Error): void {
+    this.waiting.get(id)?.reject(error);
+    this.waiting.delete(id);
+  }
+
+  types(): string[] {
+    return this.frames.map((frame) => frame.type);
+  }
+}
+
+/** Lets queued microtasks and immediate callbacks run (frames are written asynchronously). */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+export const SESSION_ID = "6f1d8c2e-2b7a-4f4e-9a55-0d8c3b9f6a11";
