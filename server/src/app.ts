@@ -1,7 +1,7 @@
 import { MAX_BODY_BYTES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db";
 import websocket from "@fastify/websocket";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Config } from "./config.js";
 import { digest, requireOperator } from "./plugins/auth.js";
 import { installErrorHandler } from "./plugins/errors.js";
@@ -40,7 +40,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       redact: { paths: ["req.headers.authorization", "req.headers['idempotency-key']"], remove: true },
     },
     bodyLimit: MAX_BODY_BYTES,
-    disableRequestLogging: options.config.logLevel !== "debug" && options.config.logLevel !== "trace",
+    logController: new LogController({
+      disableRequestLogging: options.config.logLevel !== "debug" && options.config.logLevel !== "trace",
+    }),
   });
   installErrorHandler(app);
 
