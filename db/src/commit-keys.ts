@@ -38,6 +38,7 @@ export function mergeKeys(into: CommitKeys, from: CommitKeys): void {
 export function touchOf(kind: string): number {
   switch (kind) {
     case "user_message":
+    case "cancel_requested":
       return Touch.message;
     case "tool_result":
     case "tool_returned":

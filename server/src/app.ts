@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Config } from "./config.js";
 import { digest, requireOperator } from "./plugins/auth.js";
 import { installErrorHandler } from "./plugins/errors.js";
+import { cancelRoutes } from "./routes/cancel.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
@@ -59,6 +60,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(sessionRoutes);
     await api.register(messageRoutes);
     await api.register(eventRoutes);
+    await api.register(cancelRoutes);
   });
   return app;
 }

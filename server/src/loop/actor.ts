@@ -1,5 +1,5 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
-import { type Appended, appendRecords, type NewRecord, readRecords, type Sql } from "@aexhq/brain-db";
+import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, type Sql } from "@aexhq/brain-db";
 import type { Runtime } from "../runtime.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { createProvider, type ModelProvider, type ModelResponse } from "./models/provider.js";
@@ -97,6 +97,7 @@ export class SessionActor {
     const s = this.state;
     if (s.ended) return this.stop("ended");
     if (s.openModelCall !== null) return this.recoverInterruptedModelCall(s.openModelCall);
+    if (s.activation?.cancelled) return this.cancelActivation();
     if (s.activation) {
       if (roundSettled(s)) await this.callModel([]);
       return;
@@ -188,6 +189,20 @@ export class SessionActor {
 
   private modelTools() {
     return this.session.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+  }
+
+  /** session.cancel(): the turn's open calls end `cancelled`, then the activation. */
+  private async cancelActivation(): Promise<void> {
+    const a = this.state.activation!;
+    this.window.cancel();
+    const open = [...this.state.open].filter((seq) => this.state.calls.get(seq)?.activation === a.seq);
+    if (open.length > 0) {
+      await this.rt.writer.submit(
+        endCalls({ sessionId: this.session.id, seqs: open }, { status: "cancelled", cause: "turn_cancelled" }),
+      );
+      await this.catchUp();
+    }
+    await this.append([{ kind: "activation_ended", payload: this.ending(a.seq, "cancelled", "") }]);
   }
 
   /** A provider call cut off by a crash has an unknown outcome and is never replayed. */

@@ -28,6 +28,8 @@ export interface CallState {
 export interface ActivationState {
   seq: number;
   message: number | null;
+  /** A cancel_requested arrived while this activation ran. */
+  cancelled: boolean;
   /** Calls of the current round: the model continues once each has returned or ended. */
   round: number[];
 }
@@ -110,7 +112,7 @@ export function fold(state: LoopState, record: JournalRecord): void {
       break;
     case "activation_started": {
       const message = typeof p.message === "number" ? p.message : null;
-      state.activation = { seq: record.seq, message, round: [] };
+      state.activation = { seq: record.seq, message, round: [], cancelled: false };
       if (message !== null) {
         const m = state.messages.find((x) => x.seq === message);
         state.messages = state.messages.filter((x) => x.seq !== message);
@@ -186,6 +188,10 @@ export function fold(state: LoopState, record: JournalRecord): void {
     }
     case "activation_ended":
       state.activation = null;
+      break;
+    case "cancel_requested":
+      // Cancels the turn that is running, if any; a cancel with nothing running is a no-op.
+      if (state.activation) state.activation.cancelled = true;
       break;
     case "session_ended":
       state.ended = true;

@@ -110,6 +110,14 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     return toSession(row);
   });
 
+  /** The placements as advertised at creation: reattaching hosts check theirs against these. */
+  app.get("/v1/sessions/:id/tools", async (request) => {
+    const { id } = parseInput(SessionParamsSchema, request.params);
+    const row = await getSession(rt.sql, id);
+    if (!row) throw new BrainError("not_found");
+    return { hostId: row.host_id, tools: row.tools };
+  });
+
   app.post("/v1/sessions/:id/end", async (request) => {
     const { id } = parseInput(SessionParamsSchema, request.params);
     const result = await rt.writer.submit(endSession(id, "ended by request"));
