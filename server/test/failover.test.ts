@@ -1,0 +1,190 @@
+import { Brain, type ScriptStep, tool } from "@aexhq/brain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { type ServerProcess, spawnServer } from "../../testkit/server-process.js";
+
+// Several server processes on one database, spawned and killed for real.
+
+let db: TestDatabase;
+const token = `failover-${Date.now()}-token`;
+const servers: ServerProcess[] = [];
+const clients: Brain[] = [];
+
+async function server(): Promise<ServerProcess & { id: string }> {
+  const s = await spawnServer({ databaseUrl: db.url, token, env: { BRAIN_LOG_LEVEL: "warn" } });
+  servers.push(s);
+  const { serverId } = (await (await fetch(`${s.url}/healthz`)).json()) as { serverId: string };
+  return Object.assign(s, { id: serverId });
+}
+
+function client(url: string): Brain {
+  const c = new Brain({ url, token });
+  clients.push(c);
+  return c;
+}
+
+async function api<T>(base: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  for (const s of servers) await s.kill().catch(() => {});
+  await db?.drop();
+});
+
+const script = (...steps: ScriptStep[]) => ({ provider: "scripted" as const, script: steps });
+
+describe("several servers on one database", () => {
+  it("a host connected to server A serves a session created through server B", async () => {
+    const [a, b] = [await server(), await server()];
+    let runs = 0;
+    const lookup = tool({
+      name: "lookup",
+      description: "Look up one record.",
+      input: z.object({ id: z.string() }),
+      run: async ({ id }, ctx) => {
+        runs++;
+        return ctx.finish({ value: `v${id}` });
+      },
+    });
+    const host = client(a.url);
+    await host.sessions.create({ model: script(), tools: [lookup()] }); // registers and connects the host on A
+    const placed = lookup();
+    const created = await api<{ id: string }>(b.url, "/v1/sessions", {
+      model: script({ toolCalls: [{ name: "lookup", input: { id: "7" } }] }, { text: "done" }),
+      tools: [placed.placement],
+      hostId: host.credentials()!.hostId,
+    });
+    await host.sessions.get(created.id, { tools: [placed] });
+    const answer = await api<{ activation: { text: string } }>(b.url, `/v1/sessions/${created.id}/messages`, {
+      text: "go",
+      wait: true,
+    });
+    expect(answer.activation.text).toBe("done");
+    expect(runs).toBe(1);
+    const [route] = await db.sql<{ conn_server: string; owner: string; outcome: { value: unknown } }[]>`
+      SELECT hc.server_id AS conn_server, s.owner_id AS owner, c.outcome
+      FROM calls c JOIN host_connections hc ON hc.id = c.connection_id JOIN sessions s ON s.id = c.session_id
+      WHERE c.session_id = ${created.id}`;
+    expect(route).toMatchObject({ conn_server: a.id, owner: b.id, outcome: { status: "ok", value: { value: "v7" } } });
+  });
+
+  it("SIGKILL: the other server declares it dead, its dispatched calls end unknown, its sessions go on, nothing is sent twice", async () => {
+    const [a, b] = [await server(), await server()];
+    let runs = 0;
+    let aborted: unknown = null;
+    const slow = tool({
+      name: "slow",
+      description: "Never finishes by itself.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        runs++;
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener("abort", () => {
+            aborted = ctx.signal.reason;
+            resolve();
+          }),
+        );
+      },
+    });
+    const host = client(a.url);
+    const session = await host.sessions.create({
+      model: script({ toolCalls: [{ name: "slow", input: {} }] }, { text: "turn one" }, { text: "turn two" }),
+      tools: [slow()],
+    });
+    await api(a.url, `/v1/sessions/${session.id}/messages`, { text: "start", wait: false });
+    await until(async () => runs === 1);
+
+    const killedAt = Date.now();
+    await a.kill("SIGKILL");
+
+    const ended = await until(async () => {
+      const [row] = await db.sql<{ outcome: { status: string; cause: string }; at: number }[]>`
+        SELECT outcome, (extract(epoch FROM ended_at) * 1000)::float8 AS at
+        FROM tool_calls WHERE session_id = ${session.id} AND status = 'ended'`;
+      return row;
+    });
+    expect(ended.outcome).toEqual({ status: "unknown", cause: "server_lost" });
+    // The turn that was waiting on the lost call finishes on B.
+    const resumed = await until(async () => {
+      const [row] = await db.sql<{ text: string; at: number }[]>`
+        SELECT payload->>'text' AS text, (extract(epoch FROM created_at) * 1000)::float8 AS at
+        FROM journal WHERE session_id = ${session.id} AND kind = 'activation_ended'`;
+      return row;
+    });
+    expect(resumed.text).toBe("turn one");
+    // Another live server (B, or one left from an earlier test) took the session over.
+    const [owner] = await db.sql`SELECT owner_id FROM sessions WHERE id = ${session.id}`;
+    expect(owner!.owner_id).not.toBe(a.id);
+    expect(owner!.owner_id).not.toBeNull();
+    // Later turns go on, asked through B.
+    const next = await api<{ activation: { text: string } }>(b.url, `/v1/sessions/${session.id}/messages`, {
+      text: "again",
+      wait: true,
+    });
+    expect(next.activation.text).toBe("turn two");
+    // The host saw its socket die and aborted the handler; the call was never sent again.
+    await until(async () => aborted !== null);
+    expect(runs).toBe(1);
+    const [sent] = await db.sql`SELECT count(*)::int AS n FROM calls WHERE session_id = ${session.id}`;
+    expect(sent!.n).toBe(1);
+    console.log(
+      `failover: call ended unknown ${Math.round(ended.at - killedAt)} ms after SIGKILL; ` +
+        `turn resumed on the other server ${Math.round(resumed.at - killedAt)} ms after`,
+    );
+  });
+
+  it("crash recovery on restart: a single server killed mid-call comes back and finishes the turn", async () => {
+    const a = await server();
+    let runs = 0;
+    const slow = tool({
+      name: "slow",
+      description: "Never finishes by itself.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        runs++;
+        await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      },
+    });
+    const host = client(a.url);
+    const session = await host.sessions.create({
+      model: script({ toolCalls: [{ name: "slow", input: {} }] }, { text: "recovered" }),
+      tools: [slow()],
+    });
+    await api(a.url, `/v1/sessions/${session.id}/messages`, { text: "start", wait: false });
+    await until(async () => runs === 1);
+    await a.kill("SIGKILL");
+    const restarted = await spawnServer({ databaseUrl: db.url, token, env: { BRAIN_DATA_DIR: a.dataDir } });
+    servers.push(restarted);
+    const text = await until(async () => {
+      const [row] = await db.sql`
+        SELECT payload->>'text' AS text FROM journal WHERE session_id = ${session.id} AND kind = 'activation_ended'`;
+      return row?.text as string | undefined;
+    });
+    expect(text).toBe("recovered");
+    const [call] = await db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id}`;
+    expect(call!.outcome).toEqual({ status: "unknown", cause: "server_lost" });
+    expect(runs).toBe(1);
+  });
+});
