@@ -20,7 +20,8 @@ export async function startBoss(url: string, schema: string, onError: (error: un
   });
   boss.on("error", onError);
   await boss.start();
-  await boss.createQueue(DEADLINE_QUEUE, { policy: "short", retryLimit: 0, notify: true });
+  // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
+  await boss.createQueue(DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
   return boss;
 }
 

@@ -83,6 +83,11 @@ export class HostConnection {
     this.send({ type: "release", sessionId });
   }
 
+  /** Drops the socket without a closing handshake, as a network failure would. */
+  terminate(): void {
+    this.socket.terminate();
+  }
+
   close(code = 1001, reason = "server shutting down"): void {
     if (this.open) this.socket.close(code, reason);
   }

@@ -19,7 +19,7 @@ export class DeadlineJobs {
   ) {}
 
   async startWorker(onError: (err: unknown) => void): Promise<void> {
-    await this.boss.work(DEADLINE_QUEUE, async () => {
+    await this.boss.work(DEADLINE_QUEUE, { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 }, async () => {
       try {
         await this.writer.submit(endCalls({ deadlineBefore: new Date() }, { status: "timeout", cause: "deadline" }));
       } catch (err) {
