@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connect, loadMigrations, migrate, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { connect, loadMigrations, migrate, type Sql, startBoss, startEmbeddedPostgres } from "@aexhq/brain-db";
 import type { TestProject } from "vitest/node";
 import { createdAt, dropDatabase, ident, retryWhileInUse, uniqueName, withAdmin, withDatabase } from "./database.js";
 
@@ -87,6 +88,7 @@ async function startContainer(): Promise<Postgres | undefined> {
 async function ensureTemplate(adminUrl: string): Promise<string> {
   const hash = createHash("sha256");
   for (const m of loadMigrations()) hash.update(`${m.name}\0${m.checksum}\0`);
+  hash.update(`pg-boss ${bossVersion()}`);
   const template = `brain_tpl_${hash.digest("hex").slice(0, 8)}`;
   return withAdmin(adminUrl, async (admin) => {
     await sweepStale(adminUrl, admin);
@@ -101,6 +103,10 @@ async function ensureTemplate(adminUrl: string): Promise<string> {
       } finally {
         await sql.end();
       }
+      // pg-boss installs its own schema on first start; doing it once here keeps each test's
+      // server start fast.
+      const boss = await startBoss(withDatabase(adminUrl, building), "brain", () => {});
+      await boss.stop({ graceful: false });
       // Nobody may connect to the template, so cloning it never meets "being accessed by other users".
       await admin.unsafe(`ALTER DATABASE ${ident(building)} WITH ALLOW_CONNECTIONS false`);
       await retryWhileInUse(async () => {
@@ -128,4 +134,9 @@ async function sweepStale(adminUrl: string, admin: Sql): Promise<void> {
 function redact(url: string): string {
   const { host, pathname } = new URL(url);
   return `${host}${pathname}`;
+}
+
+function bossVersion(): string {
+  const require = createRequire(import.meta.url);
+  return (require("pg-boss/package.json") as { version: string }).version;
 }
