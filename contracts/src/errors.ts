@@ -70,6 +70,11 @@ export const ERROR_CODES = {
     message: "A tool's zod schema cannot be represented as JSON Schema.",
   },
   invalid_tool: { http: 0, scope: "sdk", message: "The tool declaration is malformed." },
+  tool_mismatch: {
+    http: 0,
+    scope: "sdk",
+    message: "Reattachment needs exactly the session's original host tools, with identical advertised schemas.",
+  },
   request_failed: { http: 0, scope: "sdk", message: "An HTTP request to Brain failed without a Brain error body." },
 } as const;
 

@@ -114,6 +114,13 @@ export const RegisteredHostSchema = z.object({
   token: z.string(),
 });
 
+/** POST /v1/sessions/:id/cancel: the cancel_requested record. */
+export const CancelTurnResultSchema = z.object({ sequence: z.number().int() });
+/** POST /v1/sessions/:id/calls/:seq/cancel: false when the call had already ended. */
+export const CancelCallResultSchema = z.object({ cancelled: z.boolean(), sequence: z.number().int().nullable() });
+/** GET /v1/sessions/:id/tools: the placements as advertised at creation. */
+export const SessionToolsSchema = z.object({ hostId: Uuid.nullable(), tools: z.array(ToolPlacementSchema) });
+
 export const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
@@ -130,3 +137,4 @@ export type PostMessageResult = z.infer<typeof PostMessageResultSchema>;
 export type ActivationResult = z.infer<typeof ActivationResultSchema>;
 export type JournalEvent = z.infer<typeof JournalEventSchema>;
 export type RegisteredHost = z.infer<typeof RegisteredHostSchema>;
+export type SessionTools = z.infer<typeof SessionToolsSchema>;

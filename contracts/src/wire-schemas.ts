@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { HostFrameSchema, ServerFrameSchema } from "./frames.js";
 import {
+  CancelCallResultSchema,
+  CancelTurnResultSchema,
   CreateSessionBodySchema,
   ErrorBodySchema,
   JournalEventSchema,
@@ -10,6 +12,7 @@ import {
   RegisterHostBodySchema,
   SessionListSchema,
   SessionSchema,
+  SessionToolsSchema,
 } from "./http.js";
 import { OutcomeSchema } from "./outcome.js";
 
@@ -24,6 +27,9 @@ export const wireSchemas: Record<string, z.ZodType> = {
   "register-host-body": RegisterHostBodySchema,
   "registered-host": RegisteredHostSchema,
   "error-body": ErrorBodySchema,
+  "cancel-turn-result": CancelTurnResultSchema,
+  "cancel-call-result": CancelCallResultSchema,
+  "session-tools": SessionToolsSchema,
   outcome: OutcomeSchema,
   "host-frame": HostFrameSchema,
   "server-frame": ServerFrameSchema,

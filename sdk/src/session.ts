@@ -1,5 +1,7 @@
 import {
   BrainError,
+  CancelCallResultSchema,
+  CancelTurnResultSchema,
   type JournalEvent,
   JournalEventSchema,
   PostMessageBodySchema,
@@ -74,6 +76,27 @@ export class Session {
   /** The session's journal from `after`, in order; with `follow`, including later events. */
   events(options: EventsOptions = {}): AsyncIterable<JournalEvent> {
     return this.#stream(options);
+  }
+
+  /**
+   * Cancels the turn that is running: its open tool calls end `cancelled` (their hosts' signals
+   * fire, later results are refused) and its activation ends `cancelled`. Resolves with the
+   * sequence of the journaled request; a session with no running turn is unaffected.
+   */
+  async cancel(): Promise<number> {
+    const r = await this.#deps.http.request("POST", `${this.#path()}/cancel`, { schema: CancelTurnResultSchema });
+    return r.sequence;
+  }
+
+  /**
+   * Cancels one tool call, named by the sequence of its tool_call_started record. Resolves with
+   * false when the call had already ended: the first terminal cause is kept.
+   */
+  async cancelCall(sequence: number): Promise<boolean> {
+    const r = await this.#deps.http.request("POST", `${this.#path()}/calls/${sequence}/cancel`, {
+      schema: CancelCallResultSchema,
+    });
+    return r.cancelled;
   }
 
   /** Ends the session (it accepts no more messages) and releases its handlers. */

@@ -5,7 +5,9 @@ import {
   type ModelConfig,
   SessionListSchema,
   SessionSchema,
+  SessionToolsSchema,
 } from "@aexhq/brain-contracts";
+import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";
 import { type PlacedTool, runtimeOf } from "./tool.js";
 
@@ -74,15 +76,18 @@ export class Sessions {
     if (options.tools !== undefined) {
       const tools = options.tools;
       checkTools(tools);
-      const wanted = [...info.tools].sort().join(", ");
-      const given = tools
-        .map((placed) => placed.name)
-        .sort()
-        .join(", ");
-      if (wanted !== given) {
+      const advertised = await this.#deps.http.request("GET", `/v1/sessions/${encodeURIComponent(id)}/tools`, {
+        schema: SessionToolsSchema,
+      });
+      const differences = placementDifferences(
+        advertised.tools,
+        tools.map((t) => t.placement),
+      );
+      if (differences.length > 0) {
         throw new BrainError(
-          "invalid_tool",
-          `Reattachment needs exactly the session's tools (${wanted}); got (${given}).`,
+          "tool_mismatch",
+          `Session ${id} cannot be reattached with these tools: ${differences.join("; ")}.`,
+          differences,
         );
       }
       if (tools.length > 0) {
