@@ -33,7 +33,11 @@ export class ActorRegistry {
       else if (bits & Touch.observation) actor.window.observe();
       return;
     }
-    if (bits & (Touch.message | Touch.observation)) void this.resume(sessionId);
+    if (!(bits & (Touch.message | Touch.observation))) return;
+    // Every server hears every commit; one that just failed to claim this session leaves it be.
+    const until = this.elsewhere.get(sessionId);
+    if (until !== undefined && until > Date.now()) return;
+    void this.resume(sessionId);
   }
 
   /** Claims the session if it is free and starts its actor; null when another server runs it. */
@@ -43,8 +47,6 @@ export class ActorRegistry {
       existing.kick();
       return existing;
     }
-    const until = this.elsewhere.get(sessionId);
-    if (until !== undefined && until > Date.now()) return null;
     let pending = this.claiming.get(sessionId);
     if (!pending) {
       pending = this.claim(sessionId).finally(() => this.claiming.delete(sessionId));
@@ -59,9 +61,14 @@ export class ActorRegistry {
     try {
       const epoch = await claimSession(this.rt.sql, sessionId, this.rt.serverId);
       if (epoch === null) {
+        if (this.elsewhere.size > 10_000) {
+          const now = Date.now();
+          for (const [id, until] of this.elsewhere) if (until <= now) this.elsewhere.delete(id);
+        }
         this.elsewhere.set(sessionId, Date.now() + OWNED_ELSEWHERE_MS);
         return null;
       }
+      this.elsewhere.delete(sessionId);
       const row = await getSession(this.rt.sql, sessionId);
       if (!row) return null;
       const info = {
