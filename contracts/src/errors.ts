@@ -26,6 +26,26 @@ export const ERROR_CODES = {
     message: "Two environments in one session share a name with different configurations.",
   },
   host_required: { http: 400, scope: "api", message: "Host tools need a registered host (hostId)." },
+  invalid_component: {
+    http: 400,
+    scope: "api",
+    message: "The upload is not a WebAssembly component exporting the brain:tool world (or its digest differs).",
+  },
+  component_not_found: {
+    http: 400,
+    scope: "api",
+    message: "A tool names a component that has not been uploaded (PUT /v1/components/:sha256).",
+  },
+  grant_denied: {
+    http: 403,
+    scope: "api",
+    message: "An Environment asks for a grant outside the server's allow-list.",
+  },
+  invalid_placement: {
+    http: 400,
+    scope: "api",
+    message: "A tool with run belongs in a host environment; a tool with an implementation does not.",
+  },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
   internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
   invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },
@@ -51,6 +71,12 @@ export const ERROR_CODES = {
     message: "The tool produced a malformed outcome envelope, output failing its schema, or a non-JSON value.",
   },
   unknown_tool: { http: 200, scope: "outcome", message: "The model asked for a tool this session does not have." },
+  setup_failed: {
+    http: 200,
+    scope: "outcome",
+    message: "The Environment could not prepare the tool (loading the component, its grants); not retried.",
+  },
+  component_trap: { http: 200, scope: "outcome", message: "The component trapped or its run function failed." },
   result_too_large: {
     http: 200,
     scope: "outcome",

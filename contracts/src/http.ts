@@ -8,11 +8,26 @@ const JsonSchemaObject = z.record(z.string(), z.json());
 const Uuid = z.uuid();
 const EnvName = z.string().regex(/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/);
 
-/** Where a placed tool runs. Only application hosts exist so far. */
-export const EnvironmentRefSchema = z.strictObject({
-  type: z.literal("host"),
-  name: EnvName,
+/** Resources an Environment may grant to the tools bound to it. */
+export const GrantsSchema = z.strictObject({
+  /** The session's workspace: "read" preopens it read-only; absent means no filesystem at all. */
+  workspace: z.enum(["read", "write"]).optional(),
 });
+
+/** An application host: the registering application (default name "application") or a named one. */
+export const HostEnvironmentRefSchema = z.strictObject({ type: z.literal("host"), name: EnvName });
+/** Brain's own runtime: component tools run by workers, with the binding's grants. */
+export const BrainEnvironmentRefSchema = z.strictObject({
+  type: z.literal("brain"),
+  name: EnvName,
+  filesystem: GrantsSchema.optional(),
+});
+/** Where a placed tool runs. */
+export const EnvironmentRefSchema = z.discriminatedUnion("type", [HostEnvironmentRefSchema, BrainEnvironmentRefSchema]);
+
+export const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
+/** A WebAssembly component exporting brain:tool, uploaded beforehand (PUT /v1/components/:sha256). */
+export const ComponentImplementationSchema = z.strictObject({ type: z.literal("component"), sha256: Sha256Schema });
 
 export const ToolPlacementSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME_PATTERN),
@@ -22,6 +37,10 @@ export const ToolPlacementSchema = z.strictObject({
   env: EnvironmentRefSchema,
   /** The tool's own run limit in ms; the server bounds it by BRAIN_MAX_TOOL_SECS. 0 = unlimited. */
   timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /** How a non-host tool runs; host tools run their `run` function and have none. */
+  implementation: ComponentImplementationSchema.optional(),
+  /** Parsed, frozen factory options, for tools that run outside the application (components). */
+  options: z.json().optional(),
 });
 
 export const ScriptedToolCallSchema = z.strictObject({
@@ -48,6 +67,17 @@ export const CreateSessionBodySchema = z.strictObject({
   tools: z.array(ToolPlacementSchema).max(MAX_TOOLS_PER_SESSION).default([]),
   hostId: Uuid.optional(),
   metadata: z.record(z.string().max(64), z.string().max(1024)).optional(),
+  /** Initial workspace files (path → UTF-8 text), granted to tools through their Environment. */
+  workspace: z
+    .record(
+      z
+        .string()
+        .min(1)
+        .max(512)
+        .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[^\0]+$/, "relative paths without .."),
+      z.string().max(256 * 1024),
+    )
+    .optional(),
 });
 
 export const SessionSchema = z.object({
@@ -126,6 +156,9 @@ export const ErrorBodySchema = z.object({
 });
 
 export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
+export type Grants = z.infer<typeof GrantsSchema>;
+export const ComponentUploadResultSchema = z.object({ sha256: Sha256Schema, size: z.number().int(), wit: z.string() });
+export type ComponentUploadResult = z.infer<typeof ComponentUploadResultSchema>;
 export type ToolPlacement = z.infer<typeof ToolPlacementSchema>;
 export type ScriptStep = z.infer<typeof ScriptStepSchema>;
 export type ModelConfig = z.infer<typeof ModelConfigSchema>;

@@ -4,6 +4,13 @@ import { bossSchemaFor } from "./schema-name.js";
 
 /** The queue of deadline backstop jobs: one per second that holds at least one deadline. */
 export const DEADLINE_QUEUE = "brain-deadlines";
+/** One job per component tool call, `{ sessionId, seq }`, enqueued with its tool_call_started. */
+export const COMPONENT_QUEUE = "brain-components";
+
+export interface ComponentJob {
+  sessionId: string;
+  seq: number;
+}
 
 /**
  * pg-boss, in a schema named after Brain's. Its LISTEN/NOTIFY wake-up is on (about 4 ms from send
@@ -22,6 +29,8 @@ export async function startBoss(url: string, schema: string, onError: (error: un
   await boss.start();
   // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
   await boss.createQueue(DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
+  // At most once: a component job is never retried (the call's claim also refuses a second run).
+  await boss.createQueue(COMPONENT_QUEUE, { retryLimit: 0, notify: true });
   return boss;
 }
 
@@ -47,4 +56,9 @@ export async function enqueueDeadlineJob(boss: PgBoss, tx: TransactionSql, bucke
     { bucket },
     { startAfter: new Date(bucket * 1000), singletonKey: String(bucket), db: transactionDb(tx) },
   );
+}
+
+/** Enqueues a component call's job inside `tx`, so it commits with the call's tool_call_started. */
+export async function enqueueComponentJob(boss: PgBoss, tx: TransactionSql, job: ComponentJob): Promise<void> {
+  await boss.send(COMPONENT_QUEUE, { ...job }, { db: transactionDb(tx) });
 }

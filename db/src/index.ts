@@ -1,4 +1,13 @@
-export { DEADLINE_QUEUE, deadlineBucket, enqueueDeadlineJob, startBoss, transactionDb } from "./boss.js";
+export {
+  COMPONENT_QUEUE,
+  type ComponentJob,
+  DEADLINE_QUEUE,
+  deadlineBucket,
+  enqueueComponentJob,
+  enqueueDeadlineJob,
+  startBoss,
+  transactionDb,
+} from "./boss.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
@@ -19,7 +28,12 @@ export {
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";
-export { claimPendingCalls, type DispatchedCall } from "./ops/dispatch.js";
+export {
+  type ClaimedComponentCall,
+  claimComponentCall,
+  claimPendingCalls,
+  type DispatchedCall,
+} from "./ops/dispatch.js";
 export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";

@@ -1,4 +1,4 @@
-import { BrainError, type EnvironmentRef, EnvironmentRefSchema } from "@aexhq/brain-contracts";
+import { BrainError, type EnvironmentRef, HostEnvironmentRefSchema } from "@aexhq/brain-contracts";
 
 /** A named application-host binding: the tool runs in the process of the Brain client serving it. */
 export type HostEnvironment = Extract<EnvironmentRef, { type: "host" }>;
@@ -11,7 +11,7 @@ export const APPLICATION_ENV: HostEnvironment = Object.freeze({ type: "host", na
  * any host name are served by the host connection of the Brain client that creates the session.
  */
 export function hostEnv(spec: { name: string }): HostEnvironment {
-  const parsed = EnvironmentRefSchema.safeParse({ type: "host", name: spec.name });
+  const parsed = HostEnvironmentRefSchema.safeParse({ type: "host", name: spec.name });
   if (!parsed.success) {
     throw new BrainError(
       "invalid_options",
@@ -23,5 +23,5 @@ export function hostEnv(spec: { name: string }): HostEnvironment {
 }
 
 export function isHostEnvironment(value: unknown): value is HostEnvironment {
-  return EnvironmentRefSchema.safeParse(value).success;
+  return HostEnvironmentRefSchema.safeParse(value).success;
 }

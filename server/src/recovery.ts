@@ -7,13 +7,14 @@ import type { Runtime } from "./runtime.js";
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
 export async function sweep(rt: Runtime): Promise<void> {
-  const dead = await rt.sql<{ id: string }[]>`
+  const dead = await rt.sql<{ id: string; kind: string }[]>`
     UPDATE servers SET stopped_at = now()
     WHERE stopped_at IS NULL AND id <> ${rt.serverId}
       AND heartbeat_at < now() - make_interval(secs => 3)
-    RETURNING id`;
-  for (const { id } of dead) {
-    await rt.writer.submit(endCalls({ serverId: id }, { status: "unknown", cause: "server_lost" }));
+    RETURNING id, kind`;
+  for (const { id, kind } of dead) {
+    const cause = kind === "worker" ? "worker_lost" : "server_lost";
+    await rt.writer.submit(endCalls({ serverId: id }, { status: "unknown", cause }));
     await rt.sql`UPDATE host_connections SET closed_at = now() WHERE server_id = ${id} AND closed_at IS NULL`;
     rt.log.warn({ serverId: id }, "declared a server dead; its dispatched calls ended unknown");
   }

@@ -13,6 +13,8 @@ export interface NewCall {
   outcome?: unknown;
   /** Epoch ms, or null for unlimited. */
   deadlineAt: number | null;
+  /** Who runs it: an application host (default), a component worker, or nobody (refused). */
+  executor?: "host" | "component" | "none";
 }
 
 export interface NewRecord {
@@ -81,13 +83,14 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
         ),
         c AS (
           INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
-                             deadline_at, dispatched_at, ended_at)
+                             deadline_at, dispatched_at, ended_at, executor)
           SELECT ${sessionId}, s.base + i.ord, i.call->>'tool', (i.call->>'activationSeq')::bigint,
                  (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
                  NULLIF(i.call->'outcome', 'null'::jsonb),
                  to_timestamp((i.call->>'deadlineAt')::double precision / 1000),
                  CASE WHEN i.call->>'state' = 'running' THEN clock_timestamp() END,
-                 CASE WHEN i.call->>'state' = 'ended' THEN clock_timestamp() END
+                 CASE WHEN i.call->>'state' = 'ended' THEN clock_timestamp() END,
+                 COALESCE(i.call->>'executor', 'host')
           FROM s, input i WHERE jsonb_typeof(i.call) = 'object'
         )
         SELECT seq, kind, created_at FROM r ORDER BY seq`.then((rows) => ({

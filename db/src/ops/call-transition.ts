@@ -8,12 +8,11 @@ export type CallAction =
   | { type: "return"; outcome?: { status: string } | undefined; content?: string | undefined }
   | { type: "finish"; outcome?: { status: string } | undefined; content?: string | undefined };
 
-export interface CallRef {
-  sessionId: string;
-  seq: number;
-  /** The host the call was dispatched to; frames from any other host match nothing. */
-  hostId: string;
-}
+/**
+ * Who reports: a host names itself (its frames match only calls dispatched to it), a worker names
+ * the connection it claimed the call on.
+ */
+export type CallRef = { sessionId: string; seq: number } & ({ hostId: string } | { connectionId: string });
 
 /** `seq` is the last record written; null when the call was not open (ended or not this host's). */
 export interface TransitionResult {
@@ -83,6 +82,8 @@ export function transitionCall(
   const n = p.records.length;
   const outcome = p.outcome === null ? null : JSON.stringify(p.outcome);
   const bytes = emittedBytes(action);
+  const hostId = "hostId" in ref ? ref.hostId : null;
+  const connectionId = "connectionId" in ref ? ref.connectionId : null;
   return {
     keys: (result): CommitKeys => {
       const keys = emptyKeys();
@@ -94,7 +95,8 @@ export function transitionCall(
       tx<{ seq: number | null; over_budget: boolean }[]>`
         WITH open_call AS (
           SELECT activation_seq FROM calls
-          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq} AND host_id = ${ref.hostId}
+          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq}
+            AND (host_id = ${hostId}::uuid OR connection_id = ${connectionId}::uuid)
             AND state IN ('running', 'returned')
         ),
         b AS (
@@ -113,7 +115,8 @@ export function transitionCall(
                            ELSE COALESCE(${outcome}::text::jsonb, outcome) END,
             returned_at = CASE WHEN ${p.returns}::boolean THEN clock_timestamp() ELSE returned_at END,
             ended_at = CASE WHEN ${p.ends}::boolean THEN clock_timestamp() ELSE ended_at END
-          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq} AND host_id = ${ref.hostId}
+          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq}
+            AND (host_id = ${hostId}::uuid OR connection_id = ${connectionId}::uuid)
             AND state IN ('running', 'returned')
             AND (${bytes}::bigint = 0 OR EXISTS (SELECT 1 FROM b))
           RETURNING outcome

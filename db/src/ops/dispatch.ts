@@ -22,7 +22,7 @@ export function claimPendingCalls(hostId: string, connectionId: string): WriteOp
       tx<{ session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]>`
         WITH c AS (
           UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
-          WHERE host_id = ${hostId} AND state = 'pending'
+          WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
           RETURNING session_id, seq, tool, deadline_at
         )
         SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
@@ -30,6 +30,47 @@ export function claimPendingCalls(hostId: string, connectionId: string): WriteOp
         FROM c JOIN records r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`.then((rows) =>
         rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, tool: r.tool, input: r.input, deadline: r.deadline })),
+      ),
+  };
+}
+
+export interface ClaimedComponentCall {
+  sessionId: string;
+  seq: number;
+  tool: string;
+  input: unknown;
+  /** Epoch ms, or null for unlimited. */
+  deadline: number | null;
+  /** The tool's placement as advertised at session creation (implementation, options, env). */
+  placement: unknown;
+}
+
+/**
+ * A worker claims one component call for its connection before running it. Only a pending call
+ * can be claimed, so a job delivered twice runs the component at most once.
+ */
+export function claimComponentCall(
+  sessionId: string,
+  seq: number,
+  connectionId: string,
+): WriteOp<ClaimedComponentCall | null> {
+  return {
+    keys: emptyKeys,
+    run: (tx) =>
+      tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown }[]>`
+        WITH c AS (
+          UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'component'
+          RETURNING tool, deadline_at
+        )
+        SELECT c.tool, r.payload->'input' AS input,
+               (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline,
+               (SELECT t FROM sessions s, jsonb_array_elements(s.tools) AS t
+                 WHERE s.id = ${sessionId} AND t->>'name' = c.tool) AS placement
+        FROM c JOIN records r ON r.session_id = ${sessionId} AND r.seq = ${seq}`.then(([row]) =>
+        row
+          ? { sessionId, seq, tool: row.tool, input: row.input, deadline: row.deadline, placement: row.placement }
+          : null,
       ),
   };
 }

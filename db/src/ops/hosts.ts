@@ -14,7 +14,8 @@ export async function hostExists(sql: Sql, id: string): Promise<boolean> {
   return row !== undefined;
 }
 
-export async function openConnection(sql: Sql, id: string, hostId: string, serverId: string): Promise<void> {
+/** A host's WebSocket, or (hostId null) a worker's own connection that its claimed calls run on. */
+export async function openConnection(sql: Sql, id: string, hostId: string | null, serverId: string): Promise<void> {
   await sql`
     WITH h AS (UPDATE hosts SET last_connected_at = now() WHERE id = ${hostId})
     INSERT INTO host_connections (id, host_id, server_id) VALUES (${id}, ${hostId}, ${serverId})`;

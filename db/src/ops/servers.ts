@@ -1,7 +1,7 @@
 import type { Sql } from "postgres";
 
-export async function registerServer(sql: Sql, id: string): Promise<void> {
-  await sql`INSERT INTO servers (id) VALUES (${id})`;
+export async function registerServer(sql: Sql, id: string, kind: "server" | "worker" = "server"): Promise<void> {
+  await sql`INSERT INTO servers (id, kind) VALUES (${id}, ${kind})`;
 }
 
 export async function heartbeat(sql: Sql, id: string): Promise<void> {
