@@ -6,6 +6,7 @@ import type { Config } from "./config.js";
 import { digest, requireOperator } from "./plugins/auth.js";
 import { installErrorHandler } from "./plugins/errors.js";
 import { cancelRoutes } from "./routes/cancel.js";
+import { componentRoutes } from "./routes/components.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
@@ -61,6 +62,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(messageRoutes);
     await api.register(eventRoutes);
     await api.register(cancelRoutes);
+    await api.register(componentRoutes);
   });
   return app;
 }

@@ -25,6 +25,11 @@ export const ConfigSchema = z.object({
     .default(1024 * 1024),
   BRAIN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   BRAIN_WAKE_WINDOW_MS: z.coerce.number().min(0).max(1_000).default(5),
+  /** Grants Environments may ask for, comma-separated (`workspace:read`, `workspace:write`). */
+  BRAIN_ALLOWED_GRANTS: z
+    .string()
+    .regex(/^(workspace:(read|write))?(,workspace:(read|write))*$/, "a comma list of workspace:read / workspace:write")
+    .default("workspace:read"),
   BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -42,6 +47,7 @@ export interface Config {
   heartbeatMs: number;
   wakeWindowMs: number;
   logLevel: string;
+  allowedGrants: ReadonlySet<string>;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -63,5 +69,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     heartbeatMs: c.BRAIN_HEARTBEAT_MS,
     wakeWindowMs: c.BRAIN_WAKE_WINDOW_MS,
     logLevel: c.BRAIN_LOG_LEVEL,
+    allowedGrants: new Set(c.BRAIN_ALLOWED_GRANTS.split(",").filter(Boolean)),
   };
 }

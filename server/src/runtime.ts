@@ -11,6 +11,7 @@ import {
   stopServer,
 } from "@aexhq/brain-db";
 import type { FastifyBaseLogger } from "fastify";
+import type { PgBoss } from "pg-boss";
 import { CommitBus } from "./bus.js";
 import type { Config } from "./config.js";
 import { Dispatcher } from "./hosts/dispatch.js";
@@ -30,6 +31,7 @@ export interface Runtime {
   readonly dispatch: Dispatcher;
   readonly actors: ActorRegistry;
   readonly deadlineJobs: DeadlineJobs;
+  readonly boss: PgBoss;
   readonly log: FastifyBaseLogger;
 }
 
@@ -52,7 +54,7 @@ export async function startRuntime(
   const boss = await startBoss(databaseUrl, config.schema, (err) => log.warn({ err }, "pg-boss error"));
   const deadlineJobs = new DeadlineJobs(boss, writer);
   await deadlineJobs.startWorker((err) => log.warn({ err }, "deadline backstop failed"));
-  const partial = { serverId, config, sql, writer, bus, hosts: new HostRegistry(), deadlineJobs, log } as const;
+  const partial = { serverId, config, sql, writer, bus, hosts: new HostRegistry(), deadlineJobs, boss, log } as const;
   const rt: Runtime = Object.assign(partial, {
     dispatch: undefined as unknown as Dispatcher,
     actors: undefined as unknown as ActorRegistry,

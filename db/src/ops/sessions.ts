@@ -24,6 +24,8 @@ export interface NewSession {
   model: unknown;
   tools: unknown[];
   metadata: Record<string, string>;
+  /** Initial workspace files: path → UTF-8 text. */
+  workspace?: Record<string, string>;
   /** The creating server runs the session's loop first (fencing epoch 1). */
   ownerId: string;
   /** The session_created record's payload. */
@@ -49,6 +51,11 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
         r AS (
           INSERT INTO records (session_id, seq, kind, payload)
           SELECT id, 1, 'session_created', ${JSON.stringify(s.created)}::text::jsonb FROM s
+        ),
+        w AS (
+          INSERT INTO workspace_files (session_id, path, content)
+          SELECT s.id, f.key, convert_to(f.value, 'UTF8')
+          FROM s, jsonb_each_text(${JSON.stringify(s.workspace ?? {})}::text::jsonb) AS f
         )
         SELECT * FROM s`.then((rows) => rows[0]!),
   };

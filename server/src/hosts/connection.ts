@@ -12,13 +12,12 @@ import type { WebSocket } from "ws";
 import type { Runtime } from "../runtime.js";
 
 /**
- * One host WebSocket. Frames are validated, then applied to their call in arrival order (per call,
- * a chain of promises), each acknowledged only after its journal write has committed.
+ * One host WebSocket. Frames are validated, then applied to their call in arrival order, each
+ * acknowledged only after its journal write has committed.
  */
 export class HostConnection {
   private open = true;
   private lastFrameAt = Date.now();
-  private readonly chains = new Map<string, Promise<void>>();
   /** Calls sent on this socket and not known to have ended: the ones a cancel frame may concern. */
   private readonly inflight = new Map<string, { sessionId: string; seq: number }>();
   private heartbeat: NodeJS.Timeout | null = null;
@@ -109,13 +108,10 @@ export class HostConnection {
       this.send({ type: "pong", id: frame.id });
       return;
     }
-    const key = `${frame.sessionId}:${frame.sequence}`;
-    const prev = this.chains.get(key) ?? Promise.resolve();
-    const next = prev.then(() => this.apply(frame));
-    this.chains.set(key, next);
-    void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+    // No waiting between frames: each is submitted to the journal writer as it arrives, and the
+    // writer keeps submission order, so a call's frames commit in the order the host sent them
+    // (and a frame after a finish finds the call ended) while several can share one commit.
+    void this.apply(frame);
   }
 
   private async apply(frame: Exclude<HostFrame, { type: "ping" }>): Promise<void> {

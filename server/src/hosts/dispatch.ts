@@ -27,33 +27,25 @@ export class Dispatcher {
       const tool = session.tools.find((t) => t.name === tc.name);
       const deadlineAt = this.deadlineFor(tool);
       const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
+      const base = { tool: tc.name, activationSeq: activation, deadlineAt };
+      if (tool?.env.type === "brain") {
+        // A worker claims it through the job committed with this record (see ComponentJobs).
+        const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "component" } as const;
+        return { kind: "tool_call_started", payload, call };
+      }
       if (!tool || !session.hostId) {
-        return {
-          kind: "tool_call_started",
-          payload,
-          call: {
-            tool: tc.name,
-            activationSeq: activation,
-            hostId: null,
-            connectionId: null,
-            state: "pending",
-            deadlineAt,
-          },
-        };
+        const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "none" } as const;
+        return { kind: "tool_call_started", payload, call };
       }
       const conn = this.rt.hosts.current(session.hostId);
-      return {
-        kind: "tool_call_started",
-        payload,
-        call: {
-          tool: tc.name,
-          activationSeq: activation,
-          hostId: session.hostId,
-          connectionId: conn?.id ?? null,
-          state: conn ? "running" : "pending",
-          deadlineAt,
-        },
-      };
+      const call = {
+        ...base,
+        hostId: session.hostId,
+        connectionId: conn?.id ?? null,
+        state: conn ? "running" : "pending",
+        executor: "host",
+      } as const;
+      return { kind: "tool_call_started", payload, call };
     });
   }
 
@@ -64,8 +56,8 @@ export class Dispatcher {
       const r = records[i]!;
       if (r.kind !== "tool_call_started" || !r.call) return;
       const p = r.payload as { tool: string; input: unknown; deadline: number | null };
-      if (r.call.hostId === null) unknown.push(w.seq);
-      else if (r.call.connectionId) {
+      if (r.call.executor === "none") unknown.push(w.seq);
+      else if (r.call.executor === "host" && r.call.connectionId) {
         this.rt.hosts
           .byId(r.call.connectionId)
           ?.invoke({ sessionId, sequence: w.seq, tool: p.tool, input: p.input, deadline: p.deadline });

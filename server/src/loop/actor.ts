@@ -1,6 +1,7 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
 import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, type Sql } from "@aexhq/brain-db";
 import type { Runtime } from "../runtime.js";
+import { withComponentJobs } from "./component-jobs.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { createProvider, type ModelProvider, type ModelResponse } from "./models/provider.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
@@ -119,8 +120,10 @@ export class SessionActor {
     const deadlines = records.flatMap((r) =>
       r.call?.deadlineAt != null && r.call.state !== "ended" ? [r.call.deadlineAt] : [],
     );
-    const op = appendRecords(this.session.id, records, { epoch: this.epoch });
-    const result = await this.rt.writer.submit(deadlines.length > 0 ? this.rt.deadlineJobs.wrap(op, deadlines) : op);
+    let op = appendRecords(this.session.id, records, { epoch: this.epoch });
+    op = withComponentJobs(this.rt.boss, this.session.id, records, op);
+    if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
+    const result = await this.rt.writer.submit(op);
     if (result.records.length === 0) {
       this.stop(this.state.ended ? "ended" : "fenced");
       return null;

@@ -21,6 +21,7 @@ import { parseInput } from "../plugins/validate.js";
 import type { Runtime } from "../runtime.js";
 import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
+import { checkPlacements, hasHostTools } from "./placements.js";
 
 export function toSession(row: SessionRow): Session {
   return {
@@ -33,14 +34,6 @@ export function toSession(row: SessionRow): Session {
     createdAt: row.created_at.toISOString(),
     endedAt: row.ended_at ? row.ended_at.toISOString() : null,
   };
-}
-
-function checkTools(tools: ToolPlacement[]): void {
-  const names = new Set<string>();
-  for (const t of tools) {
-    if (names.has(t.name)) throw new BrainError("duplicate_tool", `Two tools are named ${JSON.stringify(t.name)}.`);
-    names.add(t.name);
-  }
 }
 
 /**
@@ -56,8 +49,8 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 
   app.post("/v1/sessions", async (request, reply) => {
     const body = parseInput(CreateSessionBodySchema, request.body);
-    checkTools(body.tools);
-    if (body.tools.length > 0 && !body.hostId) throw new BrainError("host_required");
+    await checkPlacements(rt.sql, body.tools, rt.config.allowedGrants);
+    if (hasHostTools(body.tools) && !body.hostId) throw new BrainError("host_required");
     if (body.hostId && !(await hostExists(rt.sql, body.hostId))) {
       throw new BrainError("invalid_request", "No host is registered with that hostId.");
     }
@@ -68,6 +61,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       model: body.model,
       tools: body.tools,
       metadata: body.metadata ?? {},
+      workspace: body.workspace ?? {},
       ownerId: rt.serverId,
       created: {
         model: publicModelConfig(body.model),

@@ -1,0 +1,27 @@
+import { type AppendResult, enqueueComponentJob, type NewRecord, type WriteOp } from "@aexhq/brain-db";
+import type { PgBoss } from "pg-boss";
+
+/**
+ * Component calls reach workers as pg-boss jobs committed in the same transaction as their
+ * tool_call_started: the job exists if and only if the call does. Jobs are inserted after the
+ * append statement has assigned the calls' sequences, still inside its transaction.
+ */
+export function withComponentJobs(
+  boss: PgBoss,
+  sessionId: string,
+  records: NewRecord[],
+  op: WriteOp<AppendResult>,
+): WriteOp<AppendResult> {
+  const component = records.map((r) => r.call?.executor === "component");
+  if (!component.includes(true)) return op;
+  return {
+    keys: op.keys,
+    exclusive: op.exclusive,
+    run: (tx) =>
+      op.run(tx).then(async (result) => {
+        const seqs = result.records.filter((_, i) => component[i]).map((r) => r.seq);
+        await Promise.all(seqs.map((seq) => enqueueComponentJob(boss, tx, { sessionId, seq })));
+        return result;
+      }),
+  };
+}

@@ -1,0 +1,39 @@
+import { BrainError } from "@aexhq/brain-contracts";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { admitComponent } from "../components/admission.js";
+import { parseInput } from "../plugins/validate.js";
+
+/** Components are small, but larger than any JSON body. */
+export const MAX_COMPONENT_BYTES = 64 * 1024 * 1024;
+const ParamsSchema = z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/**
+ * Content-addressed component uploads. A client asks first (HEAD) and uploads only what Brain
+ * does not have; an upload is admitted (see admission.ts) before it is stored.
+ */
+export async function componentRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+  app.addContentTypeParser(
+    "application/wasm",
+    { parseAs: "buffer", bodyLimit: MAX_COMPONENT_BYTES },
+    (_req, body, done) => done(null, body),
+  );
+
+  app.head("/v1/components/:sha256", async (request, reply) => {
+    const { sha256 } = parseInput(ParamsSchema, request.params);
+    const [row] = await rt.sql`SELECT 1 FROM components WHERE sha256 = ${sha256}`;
+    return reply.status(row ? 200 : 404).send();
+  });
+
+  app.put("/v1/components/:sha256", { bodyLimit: MAX_COMPONENT_BYTES }, async (request, reply) => {
+    const { sha256 } = parseInput(ParamsSchema, request.params);
+    if (!Buffer.isBuffer(request.body))
+      throw new BrainError("unsupported_media_type", "Upload the component as application/wasm.");
+    const admitted = await admitComponent(request.body, sha256);
+    await rt.sql`
+      INSERT INTO components (sha256, bytes, size, wit) VALUES (${sha256}, ${request.body}, ${admitted.size}, ${admitted.wit})
+      ON CONFLICT (sha256) DO NOTHING`;
+    return reply.status(201).send(admitted);
+  });
+}
