@@ -1,3 +1,4 @@
 export { type BuildOptions, buildApp } from "./app.js";
 export { type Config, parseConfig } from "./config.js";
 export { type PreparedDatabase, prepareDatabase } from "./database.js";
+export { exitOnSignals, type RunningServer, runServer } from "./run.js";

@@ -1,0 +1,63 @@
+import { buildApp } from "./app.js";
+import type { Config } from "./config.js";
+import { prepareDatabase } from "./database.js";
+import { devOperatorToken } from "./operator-token.js";
+
+export interface RunningServer {
+  url: string;
+  /** The database the server uses (embedded or DATABASE_URL), for a worker in the same process. */
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Prepares the database (embedded when DATABASE_URL is unset), migrates it, listens, and prints
+ * the banner. Entry points own the process: signals and exit codes.
+ */
+export async function runServer(config: Config): Promise<RunningServer> {
+  const db = await prepareDatabase(config, () => {});
+  const dev = config.apiToken ? null : devOperatorToken(config.dataDir);
+  const apiToken = config.apiToken ?? dev!.token;
+  const app = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken });
+  const address = await app.listen({ host: config.host, port: config.port });
+  const url = address.replace("[::1]", "localhost");
+  process.stdout.write(`Brain listening on ${url}\n`);
+  process.stdout.write(
+    `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}\n`,
+  );
+  if (dev) {
+    // The operator asked for a generated token by not setting one; showing it is the point.
+    process.stdout.write(`Operator token (saved in ${dev.path}): ${dev.token}\n`);
+    process.stdout.write(`Try: export BRAIN_URL=${url} BRAIN_TOKEN=${dev.token}\n`);
+  }
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    databaseUrl: db.url,
+    close() {
+      // The app's onClose hooks still write (calls lost with our connections): the pool goes last.
+      closed ??= app.close().then(() => db.close());
+      return closed;
+    },
+  };
+}
+
+/** SIGTERM/SIGINT run `close` once, then exit 0 (or 1 if it fails or takes over 10 s). */
+export function exitOnSignals(close: () => Promise<void>, log: (message: string) => void): void {
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log(`${signal}: shutting down`);
+    setTimeout(() => process.exit(1), 10_000).unref();
+    close().then(
+      () => process.exit(0),
+      (error) => {
+        log(`shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
