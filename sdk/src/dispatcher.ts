@@ -13,8 +13,10 @@ export class Dispatcher {
 
   constructor(private readonly channel: FrameChannel) {}
 
+  /** Routes a session's invocations to its host tools (component tools run in Brain's workers). */
   attach(sessionId: string, tools: readonly PlacedTool[]): void {
-    this.routes.set(sessionId, new Map(tools.map((placed) => [placed.name, placed])));
+    const host = tools.filter((placed) => placed.env.type === "host");
+    this.routes.set(sessionId, new Map(host.map((placed) => [placed.name, placed])));
   }
 
   /** Drops a session's handlers; its in-flight calls are over too. */

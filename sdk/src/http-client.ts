@@ -8,6 +8,10 @@ export interface RequestSpec<T> {
   /** Validates the JSON answer; omitted for answers without a body (204). */
   schema?: z.ZodType<T>;
   signal?: AbortSignal | undefined;
+  /** A non-JSON body (component uploads). */
+  raw?: { body: Uint8Array; contentType: string };
+  /** Failure statuses returned as responses rather than thrown (HEAD → 404). */
+  allowStatus?: number[];
 }
 
 /** Brain's HTTP API with the operator token: JSON in, validated JSON out, BrainError on failure. */
@@ -54,6 +58,7 @@ export class HttpClient {
   async fetch(method: string, path: string, spec: RequestSpec<unknown> = {}): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
     if (spec.body !== undefined) headers["content-type"] = "application/json";
+    if (spec.raw !== undefined) headers["content-type"] = spec.raw.contentType;
     if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
     let response: Response;
     try {
@@ -61,6 +66,7 @@ export class HttpClient {
         method,
         headers,
         ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
+        ...(spec.raw === undefined ? {} : { body: spec.raw.body }),
         ...(spec.signal === undefined ? {} : { signal: spec.signal }),
       });
     } catch (err) {
@@ -69,7 +75,8 @@ export class HttpClient {
         err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
       throw new BrainError("request_failed", `${method} ${path}: ${reason}`);
     }
-    if (!response.ok) throw await errorFrom(response, `${method} ${path}`);
+    if (!response.ok && !spec.allowStatus?.includes(response.status))
+      throw await errorFrom(response, `${method} ${path}`);
     return response;
   }
 }

@@ -15,8 +15,9 @@ export type {
 } from "@aexhq/brain-contracts";
 export { BrainError, ERROR_CODES } from "@aexhq/brain-contracts";
 export { Brain, type BrainOptions } from "./brain.js";
+export { Component, component } from "./component.js";
 export type { EnvironmentControl, ResultOptions, ToolContext } from "./context.js";
-export { type HostEnvironment, hostEnv } from "./environment.js";
+export { type BrainEnvironment, brainEnv, type HostEnvironment, hostEnv } from "./environment.js";
 export type { BrainCredentials } from "./host-connection.js";
 export type { JsonSchema } from "./json-schema.js";
 export { type EventsOptions, type RequestOptions, Session, type SessionInfo } from "./session.js";

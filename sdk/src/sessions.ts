@@ -9,13 +9,15 @@ import {
 } from "@aexhq/brain-contracts";
 import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";
-import { type PlacedTool, runtimeOf } from "./tool.js";
+import { componentOf, isPlacedTool, type PlacedTool } from "./tool.js";
 
 export interface CreateSessionParams {
   model: ModelConfig;
   /** Placed tools (`lookup()`, `lookup({ env, ...options })`); names must be unique. */
   tools?: readonly PlacedTool[];
   metadata?: Record<string, string>;
+  /** Initial workspace files (path → UTF-8 text), granted to tools by their Environment. */
+  workspace?: Record<string, string>;
 }
 
 export interface GetSessionOptions {
@@ -51,8 +53,9 @@ export class Sessions {
   async create(params: CreateSessionParams, options: RequestOptions = {}): Promise<Session> {
     const tools = params.tools ?? [];
     checkTools(tools);
-    const body: CreateSessionBody = { model: params.model, tools: tools.map((placed) => placed.placement) };
+    const body: CreateSessionBody = { model: params.model, tools: await this.#placements(tools) };
     if (params.metadata !== undefined) body.metadata = params.metadata;
+    if (params.workspace !== undefined) body.workspace = params.workspace;
     // Checked before a host is registered for it; hostId is optional in the schema.
     const checked = CreateSessionBodySchema.safeParse(body);
     if (!checked.success) {
@@ -79,9 +82,10 @@ export class Sessions {
       const advertised = await this.#deps.http.request("GET", `/v1/sessions/${encodeURIComponent(id)}/tools`, {
         schema: SessionToolsSchema,
       });
+      // Component tools run in Brain's workers, not here: only host tools are reattached.
       const differences = placementDifferences(
-        advertised.tools,
-        tools.map((t) => t.placement),
+        advertised.tools.filter((t) => t.env.type === "host"),
+        tools.filter((t) => t.env.type === "host").map((t) => t.placement),
       );
       if (differences.length > 0) {
         throw new BrainError(
@@ -111,6 +115,18 @@ export class Sessions {
     return new Session(info, this.#deps);
   }
 
+  /** The wire placements; component tools' files are uploaded (once per server) on the way. */
+  async #placements(tools: readonly PlacedTool[]) {
+    return Promise.all(
+      tools.map(async (placed) => {
+        const c = componentOf(placed);
+        if (!c) return placed.placement;
+        const sha256 = await c.admit(this.#deps.http);
+        return { ...placed.placement, implementation: { type: "component" as const, sha256 } };
+      }),
+    );
+  }
+
   async list(options: ListSessionsOptions = {}): Promise<SessionPage> {
     const page = await this.#deps.http.request("GET", "/v1/sessions", {
       query: { limit: options.limit, cursor: options.cursor },
@@ -124,7 +140,9 @@ export class Sessions {
 function checkTools(tools: readonly PlacedTool[]): void {
   const seen = new Set<string>();
   for (const placed of tools) {
-    runtimeOf(placed);
+    if (!isPlacedTool(placed)) {
+      throw new BrainError("invalid_tool", "Sessions take placed tools: call the tool factory, e.g. lookup().");
+    }
     if (seen.has(placed.name)) {
       throw new BrainError("duplicate_tool", `Two tools in this session are named ${JSON.stringify(placed.name)}.`);
     }

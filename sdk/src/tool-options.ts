@@ -1,25 +1,53 @@
 import { BrainError } from "@aexhq/brain-contracts";
 import { z } from "zod";
-import { APPLICATION_ENV, type HostEnvironment, isHostEnvironment } from "./environment.js";
+import {
+  APPLICATION_ENV,
+  type BrainEnvironment,
+  type HostEnvironment,
+  isBrainEnvironment,
+  isHostEnvironment,
+} from "./environment.js";
 
 /** What a factory was called with, split into its placement and its tool options. */
 export interface SplitOptions {
-  env: HostEnvironment;
+  /** Undefined when the factory was given no env (the tool kind decides the default). */
+  env: HostEnvironment | BrainEnvironment | undefined;
   options: Record<string, unknown>;
 }
 
 /** Takes `env` out of the factory argument; it is never part of the tool's own options. */
 export function splitEnv(toolName: string, argument: unknown): SplitOptions {
-  if (argument === undefined) return { env: APPLICATION_ENV, options: {} };
+  if (argument === undefined) return { env: undefined, options: {} };
   if (typeof argument !== "object" || argument === null || Array.isArray(argument)) {
     throw new BrainError("invalid_options", `${toolName}(options): options must be an object.`);
   }
   const { env, ...options } = argument as Record<string, unknown>;
-  if (env === undefined) return { env: APPLICATION_ENV, options };
-  if (!isHostEnvironment(env)) {
-    throw new BrainError("invalid_options", `${toolName}(options): env must come from hostEnv({ name }).`);
+  if (env === undefined) return { env: undefined, options };
+  if (!isHostEnvironment(env) && !isBrainEnvironment(env)) {
+    throw new BrainError("invalid_options", `${toolName}(options): env must come from hostEnv() or brainEnv().`);
   }
   return { env, options };
+}
+
+/**
+ * Where a placed tool runs: a `run` tool in a host (the registering application by default), an
+ * implementation in a Brain environment (no default: its grants are the caller's decision).
+ */
+export function placementEnv(
+  toolName: string,
+  env: HostEnvironment | BrainEnvironment | undefined,
+  kind: "run" | "implementation",
+): HostEnvironment | BrainEnvironment {
+  if (kind === "run") {
+    if (env === undefined) return APPLICATION_ENV;
+    if (env.type === "host") return env;
+    throw new BrainError("invalid_options", `${toolName}: a tool with run belongs in a host environment (hostEnv).`);
+  }
+  if (env?.type === "brain") return env;
+  throw new BrainError(
+    "invalid_options",
+    `${toolName}: a tool with an implementation needs a Brain environment: ${toolName}({ env: brainEnv({ name }) }).`,
+  );
 }
 
 /**

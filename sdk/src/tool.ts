@@ -6,10 +6,11 @@ import {
   ToolPlacementSchema,
 } from "@aexhq/brain-contracts";
 import { z } from "zod";
+import type { Component } from "./component.js";
 import type { ToolContext } from "./context.js";
-import type { HostEnvironment } from "./environment.js";
+import type { BrainEnvironment, HostEnvironment } from "./environment.js";
 import { exportJsonSchema, type JsonSchema } from "./json-schema.js";
-import { parseOptions, splitEnv } from "./tool-options.js";
+import { parseOptions, placementEnv, splitEnv } from "./tool-options.js";
 
 type OptionalSchema = z.ZodType | undefined;
 
@@ -41,19 +42,22 @@ export interface ToolDefinition<
   options?: P;
   /** The tool's own run limit in ms (0 = unlimited); the server bounds it by BRAIN_MAX_TOOL_SECS. */
   timeoutMs?: number;
-  run: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
+  /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
+  run?: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
+  /** Runs outside the application: a WebAssembly component, placed in a Brain environment. */
+  implementation?: Component;
 }
 
 /** The factory argument: the tool's options plus an optional `env` placement. */
 export type FactoryOptions<P extends OptionalSchema> = (P extends z.ZodType ? z.input<P> : unknown) & {
-  env?: HostEnvironment;
+  env?: HostEnvironment | BrainEnvironment;
 };
 
 type FactoryArgs<P extends OptionalSchema> = P extends z.ZodType
   ? Partial<z.input<P>> extends z.input<P>
     ? [options?: FactoryOptions<P>]
     : [options: FactoryOptions<P>]
-  : [options?: { env?: HostEnvironment }];
+  : [options?: { env?: HostEnvironment | BrainEnvironment }];
 
 /** A declared tool: call it to place it (`lookup()` or `lookup({ env, ...options })`). */
 export interface Tool<P extends OptionalSchema = OptionalSchema> {
@@ -70,7 +74,7 @@ export interface Tool<P extends OptionalSchema = OptionalSchema> {
 /** A tool configured by its factory and bound to an environment; pass it to `sessions.create`. */
 export interface PlacedTool {
   readonly name: string;
-  readonly env: HostEnvironment;
+  readonly env: HostEnvironment | BrainEnvironment;
   /** The placement as sent to Brain when a session is created. */
   readonly placement: ToolPlacement;
   /** The parsed, frozen options its handler receives as `ctx.options`. */
@@ -87,6 +91,21 @@ export interface ToolRuntime {
 }
 
 const runtimes = new WeakMap<PlacedTool, ToolRuntime>();
+const components = new WeakMap<PlacedTool, Component>();
+
+/** Whether a value was made by a tool factory (host tool or component tool). */
+export function isPlacedTool(value: unknown): value is PlacedTool {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (runtimes.has(value as PlacedTool) || components.has(value as PlacedTool))
+  );
+}
+
+/** The component a placed tool runs, if it is a component tool. */
+export function componentOf(placed: PlacedTool): Component | undefined {
+  return components.get(placed);
+}
 
 /** The runtime of a placement made by a tool factory; anything else is refused. */
 export function runtimeOf(placed: PlacedTool): ToolRuntime {
@@ -100,12 +119,20 @@ export function runtimeOf(placed: PlacedTool): ToolRuntime {
 export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, P extends OptionalSchema = undefined>(
   definition: ToolDefinition<I, O, P>,
 ): Tool<P> {
-  const { name, description, input, output, options: optionsSchema, timeoutMs, run } = definition;
+  const { name, description, input, output, options: optionsSchema, timeoutMs, run, implementation } = definition;
   if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
     throw new BrainError("invalid_tool", `Tool names match ${TOOL_NAME_PATTERN}; got ${JSON.stringify(name)}.`);
   }
   if (!(input instanceof z.ZodType)) throw new BrainError("invalid_tool", `${name}: input must be a zod schema.`);
-  if (typeof run !== "function") throw new BrainError("invalid_tool", `${name}: run must be a function.`);
+  if ((run === undefined) === (implementation === undefined)) {
+    throw new BrainError("invalid_tool", `${name}: declare exactly one of run and implementation.`);
+  }
+  if (run !== undefined && typeof run !== "function") {
+    throw new BrainError("invalid_tool", `${name}: run must be a function.`);
+  }
+  if (implementation !== undefined && typeof implementation?.admit !== "function") {
+    throw new BrainError("invalid_tool", `${name}: implementation must come from component(url).`);
+  }
   if (optionsSchema instanceof z.ZodObject && "env" in optionsSchema.shape) {
     throw new BrainError("invalid_tool", `${name}: "env" is reserved in factory options for the placement.`);
   }
@@ -123,11 +150,23 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
 
   const factory = (argument?: unknown): PlacedTool => {
     const split = splitEnv(name, argument);
+    const env = placementEnv(name, split.env, run ? "run" : "implementation");
     const parsedOptions = parseOptions(name, optionsSchema, split.options);
+    if (implementation !== undefined) {
+      // The digest is filled in when the session is created (the file is read and uploaded then).
+      const placed: PlacedTool = Object.freeze({
+        name,
+        env,
+        placement: Object.freeze({ ...template, env, options: parsedOptions as ToolPlacement["options"] }),
+        options: parsedOptions,
+      });
+      components.set(placed, implementation);
+      return placed;
+    }
     const placed: PlacedTool = Object.freeze({
       name,
-      env: split.env,
-      placement: Object.freeze({ ...template, env: split.env }),
+      env,
+      placement: Object.freeze({ ...template, env }),
       options: parsedOptions,
     });
     runtimes.set(placed, {

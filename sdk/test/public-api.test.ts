@@ -4,7 +4,17 @@ import * as sdk from "../src/index.js";
 
 describe("the public entry point", () => {
   it("exports exactly the public runtime names", () => {
-    expect(Object.keys(sdk).sort()).toEqual(["Brain", "BrainError", "ERROR_CODES", "Session", "hostEnv", "tool"]);
+    expect(Object.keys(sdk).sort()).toEqual([
+      "Brain",
+      "BrainError",
+      "Component",
+      "ERROR_CODES",
+      "Session",
+      "brainEnv",
+      "component",
+      "hostEnv",
+      "tool",
+    ]);
   });
 
   it("re-exports the contract's BrainError, so errors from both processes share one class", async () => {
