@@ -51,5 +51,6 @@ export {
   type SessionPage,
   type SessionRow,
 } from "./ops/sessions.js";
+export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
 export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

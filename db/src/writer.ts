@@ -1,4 +1,4 @@
-import type { Sql, TransactionSql } from "postgres";
+import type { ReservedSql, Sql, TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
 
 /**
@@ -15,6 +15,12 @@ export interface WriteOp<R> {
    * its own, in queue order, so it cannot reorder other writes.
    */
   exclusive?: boolean;
+  /**
+   * Keys known before running, for the NOTIFY. An op that has them issues exactly one statement
+   * and nothing after it, so a batch made only of such ops is sent in one pipelined round trip:
+   * BEGIN, the statements, the NOTIFY and COMMIT, without waiting in between.
+   */
+  notify?: CommitKeys;
 }
 
 interface Queued {
@@ -45,6 +51,7 @@ const SERIALIZATION = "40001";
  */
 export class JournalWriter {
   private queue: Queued[] = [];
+  private conn: Promise<ReservedSql> | undefined;
   private flushing = false;
   private readonly maxBatch: number;
   /** Statistics for benchmarks and diagnostics. */
@@ -108,6 +115,11 @@ export class JournalWriter {
   private async transaction(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
       try {
+        if (ops.every((op) => op.notify !== undefined)) {
+          const results = await this.pipelined(ops);
+          for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
+          return results;
+        }
         return await this.sql.begin(async (tx) => {
           const results = await Promise.all(ops.map((op) => op.run(tx)));
           for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
@@ -127,6 +139,44 @@ export class JournalWriter {
     }
   }
 
+  /**
+   * One round trip for a whole batch, on a connection of our own. If any statement fails, Postgres
+   * aborts the transaction and answers the COMMIT with ROLLBACK: nothing of the batch is kept.
+   */
+  private async pipelined(ops: WriteOp<unknown>[]): Promise<unknown[]> {
+    this.conn ??= this.sql.reserve();
+    const c = (await this.conn) as unknown as TransactionSql;
+    const notify = emptyKeys();
+    for (const op of ops) mergeKeys(notify, op.notify!);
+    const begin = c`BEGIN`.execute();
+    const results = ops.map((op) => op.run(c));
+    const notifies = encodeKeys(this.options.origin, notify).map((p) =>
+      c`SELECT pg_notify(${this.options.channel}, ${p})`.execute(),
+    );
+    const commit = c`COMMIT`.execute();
+    const settled = await Promise.allSettled([begin, ...results, ...notifies, commit]);
+    const failed = settled.find((r) => r.status === "rejected");
+    const committed = (settled[settled.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
+    if (failed) {
+      if (isConnectionError((failed as PromiseRejectedResult).reason)) this.dropConnection();
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    if (committed?.command !== "COMMIT") throw new Error(`journal batch was not committed (${committed?.command})`);
+    return (settled.slice(1, 1 + ops.length) as PromiseFulfilledResult<unknown>[]).map((r) => r.value);
+  }
+
+  private dropConnection(): void {
+    const conn = this.conn;
+    this.conn = undefined;
+    void conn?.then((c) => c.release()).catch(() => {});
+  }
+
+  /** Releases the writer's own connection (the pool is the caller's to end). */
+  async close(): Promise<void> {
+    await this.drain();
+    this.dropConnection();
+  }
+
   private announce(keys: CommitKeys): void {
     if (keys.sessions.size === 0 && keys.hosts.size === 0) return;
     try {
@@ -135,4 +185,9 @@ export class JournalWriter {
       // A subscriber's failure must not fail a write that has already committed.
     }
   }
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? "";
+  return code.startsWith("CONNECTION_") || code.startsWith("08") || code === "57P01";
 }

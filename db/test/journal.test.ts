@@ -19,8 +19,11 @@ let other: Sql;
 const serverId = randomUUID();
 const hostId = randomUUID();
 
+const writers: JournalWriter[] = [];
 function writer(sql: Sql, onCommit?: (keys: CommitKeys) => void): JournalWriter {
-  return new JournalWriter(sql, { channel: channelFor("brain"), origin: randomUUID(), onCommit });
+  const w = new JournalWriter(sql, { channel: channelFor("brain"), origin: randomUUID(), onCommit });
+  writers.push(w);
+  return w;
 }
 
 async function newSession(w: JournalWriter): Promise<string> {
@@ -60,6 +63,8 @@ beforeAll(async () => {
   await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
 });
 afterAll(async () => {
+  // A writer holds a connection of its own until closed.
+  await Promise.all(writers.map((w) => w.close()));
   await other?.end();
   await db?.drop();
 });

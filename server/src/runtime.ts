@@ -106,7 +106,7 @@ export async function startRuntime(
       await writer
         .submit(endCalls({ serverId }, { status: "unknown", cause: "connection_lost" }))
         .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
-      await writer.drain();
+      await writer.close();
       await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
       await listener.unlisten().catch(() => {});
       await stopServer(sql, serverId).catch(() => {});

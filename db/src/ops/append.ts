@@ -51,18 +51,16 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
   const n = records.length;
   const epoch = guard.epoch ?? null;
   const requireActive = guard.requireActive ?? true;
+  const touched: CommitKeys = emptyKeys();
+  let bits = 0;
+  for (const r of records) {
+    bits |= touchOf(r.kind);
+    if (r.call?.hostId && r.call.state === "pending") touched.hosts.add(r.call.hostId);
+  }
+  touched.sessions.set(sessionId, bits);
   return {
-    keys: (result) => {
-      const keys: CommitKeys = emptyKeys();
-      if (result.records.length === 0) return keys;
-      let bits = 0;
-      for (const r of records) {
-        bits |= touchOf(r.kind);
-        if (r.call?.hostId && r.call.state === "pending") keys.hosts.add(r.call.hostId);
-      }
-      keys.sessions.set(sessionId, bits);
-      return keys;
-    },
+    notify: touched,
+    keys: (result) => (result.records.length === 0 ? emptyKeys() : touched),
     run: (tx) =>
       tx<{ seq: number; kind: string; created_at: Date }[]>`
         WITH input AS (

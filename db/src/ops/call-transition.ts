@@ -84,13 +84,11 @@ export function transitionCall(
   const bytes = emittedBytes(action);
   const hostId = "hostId" in ref ? ref.hostId : null;
   const connectionId = "connectionId" in ref ? ref.connectionId : null;
+  const touched = emptyKeys();
+  touched.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
   return {
-    keys: (result): CommitKeys => {
-      const keys = emptyKeys();
-      if (result.seq === null) return keys;
-      keys.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
-      return keys;
-    },
+    notify: touched,
+    keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
     run: (tx) =>
       tx<{ seq: number | null; over_budget: boolean }[]>`
         WITH open_call AS (

@@ -34,12 +34,11 @@ export interface NewSession {
 
 /** Inserts the session and its first record (seq 1, session_created) in one statement. */
 export function createSession(s: NewSession): WriteOp<SessionRow> {
+  const touched: CommitKeys = emptyKeys();
+  touched.sessions.set(s.id, Touch.other);
   return {
-    keys: (): CommitKeys => {
-      const keys = emptyKeys();
-      keys.sessions.set(s.id, Touch.other);
-      return keys;
-    },
+    notify: touched,
+    keys: () => touched,
     run: (tx) =>
       tx<SessionRow[]>`
         WITH s AS (
