@@ -33,6 +33,7 @@ export interface RequestOptions {
   /** The bearer token; null sends no Authorization header. Default: the operator token. */
   token?: string | null;
   headers?: Record<string, string>;
+  signal?: AbortSignal;
 }
 
 /** One HTTP request over the real socket. */
@@ -48,7 +49,7 @@ export async function request(target: Target, method: string, path: string, opti
     body = JSON.stringify(options.body);
     headers["content-type"] = options.contentType ?? "application/json";
   }
-  const res = await fetch(`${target.url}${path}`, { method, headers, body });
+  const res = await fetch(`${target.url}${path}`, { method, headers, body, signal: options.signal });
   const text = await res.text();
   let json: unknown;
   try {
@@ -84,11 +85,12 @@ export async function postMessage(
   target: Target,
   sessionId: string,
   text: string,
-  options: { wait?: boolean; key?: string } = {},
+  options: { wait?: boolean; key?: string; signal?: AbortSignal } = {},
 ): Promise<PostMessageResult> {
   const answer = await request(target, "POST", `/v1/sessions/${sessionId}/messages`, {
     body: { text, wait: options.wait ?? false },
     headers: options.key ? { "idempotency-key": options.key } : {},
+    signal: options.signal,
   });
   expect(answer.status, answer.text).toBe(201);
   return answer.json as PostMessageResult;
@@ -135,50 +137,141 @@ export function sha256(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 
-/** Reads an NDJSON event stream; each line is validated as a JournalEvent. */
-export async function readEvents(
-  target: Target,
-  sessionId: string,
-  query: string,
-  options: { until?: (events: JournalEvent[]) => boolean; signal?: AbortSignal } = {},
-): Promise<{ status: number; contentType: string | null; events: JournalEvent[]; ended: boolean }> {
+export interface EventStream {
+  status: number;
+  contentType: string | null;
+  /** Every event received so far, each validated as a JournalEvent. */
+  events: JournalEvent[];
+  /** Settles when the server ends the stream (true) or when close() cut it (false). */
+  done: Promise<boolean>;
+  /** Disconnects, as a client that goes away mid-stream. */
+  close(): Promise<void>;
+  /** Resolves once an event with this sequence (or a later one) has arrived. */
+  reached(sequence: number, timeoutMs?: number): Promise<void>;
+}
+
+const openStreams = new Set<AbortController>();
+
+/** Disconnects every event stream still open (a server waits for open streams when it closes). */
+export function closeStreams(): void {
+  for (const abort of openStreams) abort.abort();
+  openStreams.clear();
+}
+
+/** Rejects, naming `what`, unless `promise` settles within `ms`: a hang fails the test, not the run. */
+export async function within<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Opens `GET /v1/sessions/:id/events?<query>` and reads its NDJSON lines as they arrive. */
+export async function openEvents(target: Target, sessionId: string, query: string): Promise<EventStream> {
   const abort = new AbortController();
-  const onOuter = () => abort.abort();
-  options.signal?.addEventListener("abort", onOuter);
-  const res = await fetch(`${target.url}/v1/sessions/${sessionId}/events?${query}`, {
-    headers: { authorization: `Bearer ${target.token}` },
-    signal: abort.signal,
+  openStreams.add(abort);
+  // The answer's headers may only come with the first record: bound the wait, and stay abortable.
+  const res = await within(
+    fetch(`${target.url}/v1/sessions/${sessionId}/events?${query}`, {
+      headers: { authorization: `Bearer ${target.token}` },
+      signal: abort.signal,
+    }),
+    `the headers of the event stream ?${query}`,
+  ).catch((error: unknown) => {
+    abort.abort();
+    openStreams.delete(abort);
+    throw error;
   });
   const events: JournalEvent[] = [];
-  if (res.status !== 200 || !res.body) {
-    await res.body?.cancel();
-    return { status: res.status, contentType: res.headers.get("content-type"), events, ended: true };
-  }
-  const decoder = new TextDecoder();
-  let buffered = "";
-  let ended = false;
-  const reader = res.body.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) {
-        ended = true;
-        break;
-      }
-      buffered += decoder.decode(value, { stream: true });
-      const lines = buffered.split("\n");
-      buffered = lines.pop() ?? "";
-      for (const line of lines) events.push(JournalEventSchema.parse(JSON.parse(line)));
-      if (options.until?.(events)) break;
+  const listeners = new Set<() => void>();
+  const read = async (): Promise<boolean> => {
+    if (res.status !== 200 || !res.body) {
+      await res.body?.cancel();
+      return true;
     }
-  } catch (error) {
-    if (!abort.signal.aborted) throw error;
+    const decoder = new TextDecoder();
+    let buffered = "";
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        const lines = buffered.split("\n");
+        buffered = lines.pop() ?? "";
+        for (const line of lines) events.push(JournalEventSchema.parse(JSON.parse(line)));
+        for (const fn of listeners) fn();
+      }
+    } catch (error) {
+      if (abort.signal.aborted) return false;
+      throw error;
+    } finally {
+      for (const fn of listeners) fn();
+    }
+    if (buffered !== "") throw new Error(`a partial line at the end of the stream: ${buffered.slice(0, 200)}`);
+    return true;
+  };
+  const done = read();
+  let ended = false;
+  const stream: EventStream = {
+    status: res.status,
+    contentType: res.headers.get("content-type"),
+    events,
+    done,
+    async close() {
+      abort.abort();
+      await done.catch(() => {});
+    },
+    reached(sequence, timeoutMs = 10_000) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          const last = events.at(-1)?.sequence ?? 0;
+          if (last >= sequence) finish();
+          else if (ended) finish(new Error(`the stream ended at ${last}, before ${sequence}`));
+        };
+        const timer = setTimeout(() => {
+          const last = events.at(-1)?.sequence ?? 0;
+          finish(new Error(`the stream is at ${last}; ${sequence} did not arrive within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const finish = (error?: Error) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (error) reject(error);
+          else resolve();
+        };
+        listeners.add(check);
+        check();
+        void done.then(check, check);
+      });
+    },
+  };
+  void done.then(
+    () => {
+      ended = true;
+      openStreams.delete(abort);
+    },
+    () => {
+      ended = true;
+      openStreams.delete(abort);
+    },
+  );
+  return stream;
+}
+
+/** Reads a whole stream, which must end by itself within `ms`. */
+export async function readEvents(target: Target, sessionId: string, query: string, ms = 10_000) {
+  const stream = await openEvents(target, sessionId, query);
+  try {
+    await within(stream.done, `the event stream ?${query} to end`, ms);
   } finally {
-    options.signal?.removeEventListener("abort", onOuter);
-    abort.abort();
+    await stream.close();
   }
-  expect(buffered, "a partial line at the end of the stream").toBe("");
-  return { status: res.status, contentType: res.headers.get("content-type"), events, ended };
+  return stream;
 }
 
 /** Asserts the sequences run from `first`, one by one, with no gap and no duplicate. */

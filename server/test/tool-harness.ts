@@ -3,6 +3,9 @@
 // deadline, and handlers report through promises.
 import type { ModelConfig, Outcome } from "@aexhq/brain";
 import type { Sql } from "@aexhq/brain-db";
+import { until } from "../../testkit/wait.js";
+
+export { type Deferred, deferred, until, within } from "../../testkit/wait.js";
 
 export interface JournalRow {
   seq: number;
@@ -16,55 +19,6 @@ export interface ToolCallRow {
   status: "pending" | "running" | "returned" | "ended";
   outcome: Outcome | { status: "ok" } | null;
   deadline_at: Date | null;
-}
-
-/** A promise with its resolve/reject exposed. */
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** Rejects with a message naming `what` if `promise` does not settle within `ms`. */
-export async function within<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Polls `probe` until it returns something other than undefined/null/false, and returns that. A
- * bounded wait for a condition (a committed row, say), not a sleep: it fails with `what` at the
- * deadline.
- */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** A scripted model: step 1 calls the given tools (in one model step), step 2 answers "done". */
