@@ -48,6 +48,7 @@ export {
   getSession,
   listSessions,
   type NewSession,
+  type SessionCursor,
   type SessionPage,
   type SessionRow,
 } from "./ops/sessions.js";

@@ -47,9 +47,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }),
   });
   installErrorHandler(app);
+  // Bodies are JSON (and components application/wasm): no text/plain parsing behind anyone's back.
+  app.removeContentTypeParser("text/plain");
 
   const runtime = await startRuntime(options.config, options.sql, options.databaseUrl, app.log);
   app.decorate("brain", runtime as Runtime);
+  app.addHook("preClose", async () => runtime.beginShutdown());
   app.addHook("onClose", async () => runtime.stop());
 
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });

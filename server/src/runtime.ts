@@ -33,9 +33,15 @@ export interface Runtime {
   readonly deadlineJobs: DeadlineJobs;
   readonly boss: PgBoss;
   readonly log: FastifyBaseLogger;
+  /** Open event streams, ended when the server shuts down. */
+  readonly streams: Set<() => void>;
+  /** Aborted when the server starts shutting down: requests waiting on a turn give up. */
+  readonly closing: AbortSignal;
 }
 
 export interface RunningRuntime extends Runtime {
+  /** Lets long-lived requests and sockets go, so the HTTP server can close. */
+  beginShutdown(): void;
   stop(): Promise<void>;
 }
 
@@ -48,13 +54,26 @@ export async function startRuntime(
   log: FastifyBaseLogger,
 ): Promise<RunningRuntime> {
   const serverId = randomUUID();
+  const closing = new AbortController();
   const bus = new CommitBus();
   const channel = channelFor(config.schema);
   const writer = new JournalWriter(sql, { channel, origin: serverId, onCommit: (keys) => bus.deliver(keys) });
   const boss = await startBoss(databaseUrl, config.schema, (err) => log.warn({ err }, "pg-boss error"));
   const deadlineJobs = new DeadlineJobs(boss, writer);
   await deadlineJobs.startWorker((err) => log.warn({ err }, "deadline backstop failed"));
-  const partial = { serverId, config, sql, writer, bus, hosts: new HostRegistry(), deadlineJobs, boss, log } as const;
+  const partial = {
+    serverId,
+    config,
+    sql,
+    writer,
+    bus,
+    hosts: new HostRegistry(),
+    deadlineJobs,
+    boss,
+    log,
+    streams: new Set<() => void>(),
+    closing: closing.signal,
+  } as const;
   const rt: Runtime = Object.assign(partial, {
     dispatch: undefined as unknown as Dispatcher,
     actors: undefined as unknown as ActorRegistry,
@@ -97,6 +116,12 @@ export async function startRuntime(
   await tick();
 
   return Object.assign(rt, {
+    beginShutdown() {
+      if (closing.signal.aborted) return;
+      closing.abort();
+      for (const end of [...rt.streams]) end();
+      for (const conn of rt.hosts.all()) conn.close();
+    },
     async stop() {
       clearInterval(timer);
       rt.actors.stopAll();

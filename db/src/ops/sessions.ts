@@ -65,25 +65,29 @@ export async function getSession(sql: Sql, id: string): Promise<SessionRow | nul
   return row ?? null;
 }
 
-export interface SessionPage {
-  rows: SessionRow[];
-  next: { createdAt: string; id: string } | null;
+/** A keyset position: creation time in whole microseconds (Postgres's precision) and id. */
+export interface SessionCursor {
+  us: string;
+  id: string;
 }
 
-/** Newest first, keyset-paginated on (created_at, id). */
-export async function listSessions(
-  sql: Sql,
-  limit: number,
-  after: { createdAt: string; id: string } | null,
-): Promise<SessionPage> {
-  const rows = await sql<SessionRow[]>`
-    SELECT * FROM sessions
-    WHERE ${after === null} OR (created_at, id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid)
+export interface SessionPage {
+  rows: SessionRow[];
+  next: SessionCursor | null;
+}
+
+/** Newest first, keyset-paginated on (created_at, id), exact to the microsecond. */
+export async function listSessions(sql: Sql, limit: number, after: SessionCursor | null): Promise<SessionPage> {
+  const rows = await sql<(SessionRow & { created_us: string })[]>`
+    SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM sessions
+    WHERE ${after === null}
+       OR (created_at, id) < ('epoch'::timestamptz + ${after?.us ?? "0"}::bigint * interval '1 microsecond',
+                              ${after?.id ?? null}::uuid)
     ORDER BY created_at DESC, id DESC
     LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const next = rows.length > limit && last ? { createdAt: last.created_at.toISOString(), id: last.id } : null;
+  const next = rows.length > limit && last ? { us: last.created_us, id: last.id } : null;
   return { rows: page, next };
 }
 

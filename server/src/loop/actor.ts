@@ -72,10 +72,12 @@ export class SessionActor {
 
   private async drive(): Promise<void> {
     try {
-      while (this.dirty && !this.stopped) {
+      // A step that wrote something may have left more to do (queued messages, a backlog).
+      let progressed = false;
+      while ((this.dirty || progressed) && !this.stopped) {
         this.dirty = false;
         await this.catchUp();
-        await this.step();
+        progressed = await this.step();
         this.deadlines.sync(this.state);
       }
     } catch (error) {
@@ -94,25 +96,38 @@ export class SessionActor {
     }
   }
 
-  private async step(): Promise<void> {
+  /** Does the one next thing the journal calls for; false when there is nothing to do. */
+  private async step(): Promise<boolean> {
     const s = this.state;
-    if (s.ended) return this.stop("ended");
-    if (s.openModelCall !== null) return this.recoverInterruptedModelCall(s.openModelCall);
-    if (s.activation?.cancelled) return this.cancelActivation();
+    if (s.ended) {
+      this.stop("ended");
+      return false;
+    }
+    if (s.openModelCall !== null) {
+      await this.recoverInterruptedModelCall(s.openModelCall);
+      return true;
+    }
+    if (s.activation?.cancelled) {
+      await this.cancelActivation();
+      return true;
+    }
     if (s.activation) {
-      if (roundSettled(s)) await this.callModel([]);
-      return;
+      if (!roundSettled(s)) return false;
+      await this.callModel([]);
+      return true;
     }
     const message = s.messages[0];
     if (message) {
       await this.callModel([{ kind: "activation_started", payload: { cause: "user_message", message: message.seq } }]);
-      return;
+      return true;
     }
     if (s.backlog.length > 0) {
       const payload: Record<string, unknown> = { cause: "observations", observations: s.backlog.map((o) => o.seq) };
       if (this.lastWindow) payload.wake = this.lastWindow;
       await this.callModel([{ kind: "activation_started", payload }]);
+      return true;
     }
+    return false;
   }
 
   /** Appends with the fencing epoch and folds what was written; false when fenced or ended. */

@@ -20,6 +20,11 @@ export function toBrainError(error: unknown): BrainError {
     return new BrainError("invalid_request", undefined, error.issues.map(issue));
   }
   const e = error as FastifyError;
+  // Postgres data exceptions (SQLSTATE class 22: a NUL character, an invalid escape, a value out
+  // of range) come from input that passed the schema but cannot be stored: nothing was written.
+  if (typeof e.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && (error as { severity?: string }).severity) {
+    return new BrainError("invalid_request", "The input contains text or numbers Postgres cannot store.");
+  }
   switch (e.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new BrainError("body_too_large");

@@ -60,9 +60,12 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
             }
             if (rows.length < PAGE) break;
           }
-        } while (again && !closed);
+          if (!query.follow || finished) break;
+          // Deleted, or ended before the cursor (a stream resumed after session_ended): done.
+          const session = await getSession(rt.sql, id);
+          if (!session || (session.status === "ended" && last >= session.last_seq)) finished = true;
+        } while (again && !closed && !finished);
         if (!query.follow || finished) end();
-        else if (!(await getSession(rt.sql, id))) end();
       } catch (error) {
         request.log.warn({ err: error }, "event stream failed");
         end();
@@ -73,8 +76,12 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
 
     const unsubscribe = query.follow ? rt.bus.onSession(id, () => void pump()) : () => {};
     request.raw.on("close", end);
+    rt.streams.add(end);
+    res.on("close", () => rt.streams.delete(end));
     reply.hijack();
     res.writeHead(200, { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" });
+    // A follower with nothing to read yet still learns at once that the stream is open.
+    res.flushHeaders();
     await pump();
   });
 }

@@ -44,6 +44,7 @@ async function waitForActivation(
       done = true;
       unsubscribe();
       request.raw.off("close", onClose);
+      rt.closing.removeEventListener("abort", onShutdown);
       if (error) reject(error);
       else resolve(value);
     };
@@ -76,7 +77,10 @@ async function waitForActivation(
       if (bits & (Touch.activationEnded | Touch.ended)) void check();
     });
     const onClose = () => finish(null);
+    const onShutdown = () =>
+      finish(null, new BrainError("not_ready", "The server is shutting down; the turn goes on."));
     request.raw.on("close", onClose);
+    rt.closing.addEventListener("abort", onShutdown, { once: true });
     void check();
   });
 }

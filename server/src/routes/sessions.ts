@@ -13,6 +13,7 @@ import {
   getSession,
   hostExists,
   listSessions,
+  type SessionCursor,
   type SessionRow,
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
@@ -133,19 +134,13 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
-function decodeCursor(cursor: string | undefined): { createdAt: string; id: string } | null {
+function decodeCursor(cursor: string | undefined): SessionCursor | null {
   if (!cursor) return null;
   try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
-      createdAt?: unknown;
-      id?: unknown;
-    };
-    if (
-      typeof value.createdAt === "string" &&
-      typeof value.id === "string" &&
-      !Number.isNaN(Date.parse(value.createdAt))
-    ) {
-      if (/^[0-9a-f-]{36}$/i.test(value.id)) return { createdAt: value.createdAt, id: value.id };
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { us?: unknown; id?: unknown };
+    if (typeof value.us === "string" && /^\d{1,20}$/.test(value.us) && typeof value.id === "string") {
+      if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value.id))
+        return { us: value.us, id: value.id };
     }
   } catch {
     // fall through
