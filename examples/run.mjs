@@ -1,5 +1,6 @@
 // npm run example -- <name>: runs examples/<name>/main.mjs against BRAIN_URL/BRAIN_TOKEN, or, when
-// they are not set, against a Brain server started for the occasion (DATABASE_URL or embedded).
+// they are not set, against a Brain started for the occasion (DATABASE_URL or embedded), as
+// `npm start` runs it: a server and a component worker.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync } from "node:fs";
@@ -27,7 +28,7 @@ if (process.env.BRAIN_URL && process.env.BRAIN_TOKEN) {
 }
 
 const token = `example-${randomBytes(16).toString("hex")}`;
-const server = spawn(process.execPath, [join(here, "..", "server", "dist", "main.js")], {
+const server = spawn(process.execPath, [join(here, "..", "scripts", "start.mjs")], {
   env: {
     ...process.env,
     BRAIN_PORT: "0",

@@ -1,0 +1,150 @@
+/**
+ * Journals what a component reports about its call, with exactly the rules a host's frames get on
+ * the server (server/src/hosts/connection.ts): the same conditional transition (`transitionCall`,
+ * on the worker's connection), the same kind checks, the same budget and its `emission_rejected`
+ * record, the same outcome rules. Each method resolves once its write committed; the component's
+ * host function returns only then.
+ */
+import {
+  byteLength,
+  type ErrorCode,
+  EVENT_KIND_PATTERN,
+  errorOutcome,
+  isReservedKind,
+  MAX_FRAME_BYTES,
+  type Outcome,
+} from "@aexhq/brain-contracts";
+import { appendRecords, type CallAction, type JournalWriter, transitionCall } from "@aexhq/brain-db";
+import type { Logger } from "./log.js";
+import { boundOutcome, codeMessage, parseOutcome } from "./outcomes.js";
+import type { HostReply } from "./sandbox/protocol.js";
+
+export interface CallRef {
+  sessionId: string;
+  seq: number;
+  connectionId: string;
+}
+
+export class CallReporter {
+  private returnedPhase = false;
+  private endedHere = false;
+  /** Called once, when the call is known to have ended. */
+  onEnded: () => void = () => {};
+
+  constructor(
+    private readonly writer: JournalWriter,
+    private readonly call: CallRef,
+    private readonly maxEmittedBytes: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether this call is known to have ended (by us, or a write that matched no open call). */
+  get ended(): boolean {
+    return this.endedHere;
+  }
+
+  async emit(kind: string, dataText: string): Promise<HostReply> {
+    if (!EVENT_KIND_PATTERN.test(kind)) return fail("invalid_kind");
+    if (isReservedKind(kind)) return fail("reserved_kind");
+    let data: unknown;
+    try {
+      data = JSON.parse(dataText);
+    } catch {
+      return fail("invalid_frame", "emit data is not JSON");
+    }
+    // The frame a host would send; over the limit it is refused, as the SDK refuses it.
+    const frame = { type: "emit", sessionId: this.call.sessionId, sequence: this.call.seq, kind, data, id: 0 };
+    const bytes = byteLength(JSON.stringify(frame));
+    if (bytes > MAX_FRAME_BYTES) {
+      return fail("frame_too_large", `The emit frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`);
+    }
+    return this.apply({ type: "emit", kind, data });
+  }
+
+  async emitResult(outcomeText: string): Promise<HostReply> {
+    return this.publish("result", outcomeText);
+  }
+
+  async finish(outcomeText: string | null): Promise<HostReply> {
+    if (outcomeText === null) return this.apply({ type: "finish" });
+    return this.publish("finish", outcomeText);
+  }
+
+  /** `returned`: ends the synchronous phase, once; later calls change nothing. */
+  async returned(): Promise<HostReply> {
+    if (this.returnedPhase || this.endedHere) return { ok: true, seq: null };
+    this.returnedPhase = true;
+    return this.apply({ type: "return" });
+  }
+
+  /** `run` returned: a call still open is completed as if it had called finish with no result. */
+  async completeAfterRun(): Promise<void> {
+    if (this.endedHere) return;
+    await this.returned();
+    if (!this.endedHere) await this.apply({ type: "finish" });
+  }
+
+  /** Ends the call with an error outcome (a trap, a failed setup), unless it already ended. */
+  async failWith(outcome: Outcome): Promise<void> {
+    if (this.endedHere) return;
+    await this.apply({ type: "finish", outcome });
+  }
+
+  /**
+   * A result-bearing report. A malformed outcome is journaled as `invalid_output`, an oversize one
+   * as `result_too_large`: both error outcomes, so the call ends, and the component is told.
+   */
+  private async publish(type: "result" | "finish", text: string): Promise<HostReply> {
+    const parsed = parseOutcome(text);
+    const checked = parsed.ok ? boundOutcome(type, this.call, parsed.outcome) : parsed;
+    const action: CallAction =
+      type === "result" ? { type: "result", outcome: checked.outcome } : { type: "finish", outcome: checked.outcome };
+    const reply = await this.apply(action);
+    if (checked.ok || !reply.ok) return reply;
+    const message = checked.outcome.status === "error" ? checked.outcome.error.message : undefined;
+    return fail(checked.code, message);
+  }
+
+  private markEnded(): void {
+    if (this.endedHere) return;
+    this.endedHere = true;
+    this.onEnded();
+  }
+
+  private async apply(action: CallAction): Promise<HostReply> {
+    try {
+      const result = await this.writer.submit(transitionCall(this.call, action, this.maxEmittedBytes));
+      if (result.overBudget) {
+        const kind = action.type === "emit" ? action.kind : "tool_result";
+        await this.writer.submit(
+          appendRecords(this.call.sessionId, [
+            {
+              kind: "emission_rejected",
+              payload: { call: this.call.seq, kind, bytes: result.bytes, code: "budget_exceeded" },
+            },
+          ]),
+        );
+        return fail("budget_exceeded");
+      }
+      if (result.seq === null) {
+        // The call was ours (we claimed it), so it is not missing: something ended it first.
+        this.markEnded();
+        return fail("call_ended");
+      }
+      if (result.ended) this.markEnded();
+      return { ok: true, seq: result.seq };
+    } catch (error) {
+      this.log.error({ err: error, ...this.call }, "a component's journal write failed");
+      return fail("internal_error", "the journal write failed; it was not recorded");
+    }
+  }
+}
+
+function fail(code: ErrorCode, message?: string): HostReply {
+  return { ok: false, error: codeMessage(code, message) };
+}
+
+/** For setup failures: the ordinary tool error path, no retry. */
+export function setupFailed(message: string, details?: unknown): Outcome {
+  return errorOutcome("setup_failed", message.slice(0, 8192), details);
+}

@@ -1,0 +1,157 @@
+/**
+ * A component worker: consumes component jobs from pg-boss and runs each claimed call in a
+ * terminable thread. It needs only the database: it migrates it (idempotent, safe beside servers),
+ * registers itself, heartbeats, and listens for commits that end its calls elsewhere.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  COMPONENT_QUEUE,
+  channelFor,
+  connect,
+  endCalls,
+  JournalWriter,
+  listenForCommits,
+  migrate,
+  startBoss,
+  stopServer,
+} from "@aexhq/brain-db";
+import { z } from "zod";
+import { ComponentCache } from "./component-cache.js";
+import type { WorkerConfig } from "./config.js";
+import { runComponentJob } from "./invocation.js";
+import { createLogger, type Logger } from "./log.js";
+import { beat, type Identity, register } from "./registration.js";
+import { RunningCalls } from "./running-calls.js";
+import { SparePool } from "./spare-threads.js";
+
+export interface StartWorkerOptions extends WorkerConfig {
+  /** Defaults to a pino logger at `logLevel` on stderr. */
+  log?: Logger;
+}
+
+export interface RunningWorker {
+  /** Its id in `servers` (kind "worker"); it changes only if the worker had to re-register. */
+  readonly id: string;
+  /** Stops taking jobs, lets running calls finish for a moment, then ends the rest `unknown`. */
+  stop(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 1000;
+/**
+ * On stop, how long running invocations get to finish by themselves. The whole stop stays well
+ * under the 10 s a launcher gives a process to exit.
+ */
+const SHUTDOWN_GRACE_MS = 2000;
+
+const JobSchema = z.object({ sessionId: z.uuid(), seq: z.number().int().positive() });
+
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const log = options.log ?? createLogger(options.logLevel);
+  const sql = connect(options.databaseUrl, { schema: options.schema, max: 8, applicationName: "brain-worker" });
+  await migrate(sql, options.schema);
+  let identity: Identity = await register(sql);
+  // Notifications carry their origin so a process skips its own; this one outlives re-registration.
+  const origin = randomUUID();
+  const channel = channelFor(options.schema);
+  const writer = new JournalWriter(sql, { channel, origin });
+  const running = new RunningCalls();
+  const cache = new ComponentCache(sql, options.cacheDir);
+  const spares = new SparePool();
+  const checkEnded = (sessions?: Iterable<string>) =>
+    running.stopEnded(sql, sessions).catch((err) => log.warn({ err }, "checking for ended calls failed"));
+
+  const listener = await listenForCommits(
+    sql,
+    channel,
+    origin,
+    (keys) => void checkEnded(keys.sessions.keys()),
+    () => void checkEnded(),
+  );
+
+  let ticking = false;
+  const tick = async () => {
+    if (ticking) return;
+    ticking = true;
+    try {
+      if (!(await beat(sql, identity.workerId))) {
+        log.warn({ workerId: identity.workerId }, "declared dead by a server while alive: re-registering");
+        running.stopAll("lost");
+        identity = await register(sql);
+      }
+      await checkEnded();
+    } catch (err) {
+      log.warn({ err }, "heartbeat failed");
+    } finally {
+      ticking = false;
+    }
+  };
+  const heartbeat = setInterval(() => void tick(), HEARTBEAT_MS);
+
+  const boss = await startBoss(options.databaseUrl, options.schema, (err) => log.warn({ err }, "pg-boss error"));
+  const deps = {
+    sql,
+    writer,
+    cache,
+    running,
+    spares,
+    connectionId: () => identity.connectionId,
+    maxEmittedBytes: options.maxEmittedBytes,
+    log,
+  };
+  // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
+  // this worker more than it can run, so other workers get the rest.
+  await boss.work(
+    COMPONENT_QUEUE,
+    { batchSize: 1, localConcurrency: options.concurrency, pollingIntervalSeconds: 2 },
+    async (jobs) => {
+      for (const job of jobs) {
+        const data = JobSchema.safeParse(job.data);
+        if (!data.success) {
+          log.error({ jobId: job.id }, "malformed component job ignored");
+          continue;
+        }
+        await runComponentJob(deps, data.data).catch((err) => log.error({ err, ...data.data }, "component job failed"));
+      }
+    },
+  );
+  log.info({ workerId: identity.workerId, concurrency: options.concurrency }, "worker consuming component jobs");
+
+  let stopping: Promise<void> | undefined;
+  const stop = async () => {
+    const started = Date.now();
+    const phase = (name: string) => log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
+    clearInterval(heartbeat);
+    await boss.offWork(COMPONENT_QUEUE, { wait: false }).catch(() => {});
+    phase("no more jobs");
+    const until = Date.now() + SHUTDOWN_GRACE_MS;
+    while (running.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    phase(`grace over, ${running.size} still running`);
+    running.stopAll("shutdown");
+    spares.close();
+    // What was still running was interrupted: nobody can say how far it got.
+    await writer
+      .submit(endCalls({ connectionId: identity.connectionId }, { status: "unknown", cause: "worker_lost" }))
+      .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
+    // Drains, then gives back the writer's own connection.
+    await writer.close();
+    phase("calls ended");
+    await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
+    phase("pg-boss stopped");
+    await listener.unlisten().catch(() => {});
+    phase("unlistened");
+    await stopServer(sql, identity.workerId).catch(() => {});
+    phase("unregistered");
+    // Every write has drained: whatever is still open need not be waited for long.
+    await sql.end({ timeout: 1 });
+    phase("stopped");
+  };
+  return {
+    get id() {
+      return identity.workerId;
+    },
+    stop() {
+      stopping ??= stop();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,187 @@
+// Every host function of brain:tool/host, run by a real worker on a real component (built from
+// worker/test/fixtures/script.js), through pg-boss, with the journal records each one writes.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testComponent } from "../../testkit/components.js";
+import { until } from "../../testkit/wait.js";
+import {
+  answersOf,
+  type CallRow,
+  type CapturedLog,
+  callComponent,
+  callRecords,
+  captureLog,
+  createComponentSession,
+  type Harness,
+  inProcessWorker,
+  type JournalRecord,
+  type RunningWorker,
+  startHarness,
+  telemetryAnswers,
+  uploadComponent,
+  waitForEnd,
+} from "./support.js";
+
+let h: Harness;
+let worker: RunningWorker;
+let log: CapturedLog;
+let session: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
+  log = captureLog();
+  worker = await inProcessWorker(h, { log: log.logger });
+  session = await createComponentSession(h, [{ sha256, options: { depth: 2 } }]);
+}, 180_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await h?.close();
+});
+
+type Step = Record<string, unknown> & { op: string };
+
+/** Runs a script to its end; returns the call's row and its records (kind, payload). */
+async function script(steps: Step[]): Promise<{ seq: number; row: CallRow; records: JournalRecord[] }> {
+  const seq = await callComponent(h, session, { input: { steps } });
+  const row = await waitForEnd(h.db.sql, session, seq);
+  return { seq, row, records: await callRecords(h.db.sql, session, seq) };
+}
+
+const kinds = (records: JournalRecord[]) => records.map((r) => r.kind);
+
+describe("emit", () => {
+  it("appends an extension event and returns its committed sequence", async () => {
+    const { row, records } = await script([
+      { op: "emit", kind: "progress", data: { step: 1 } },
+      { op: "emit", kind: "progress.detail", data: [1, "two"] },
+      { op: "finish-answers" },
+    ]);
+    expect(kinds(records)).toEqual(["progress", "progress.detail", "tool_result", "tool_call_ended"]);
+    expect(records[0]!.payload.data).toEqual({ step: 1 });
+    expect(records[1]!.payload.data).toEqual([1, "two"]);
+    // The sequences the component got are those of the committed records, in order.
+    expect(answersOf(row).slice(1)).toEqual([{ ok: records[0]!.seq }, { ok: records[1]!.seq }]);
+  });
+
+  it("refuses reserved and malformed kinds, and data that is not JSON, writing nothing", async () => {
+    const { row, records } = await script([
+      { op: "emit", kind: "tool_result", data: 1 },
+      { op: "emit", kind: "brain.internal", data: 1 },
+      { op: "emit", kind: "Bad Kind", data: 1 },
+      { op: "emit-raw", kind: "progress", text: "{not json" },
+      { op: "finish-answers" },
+    ]);
+    const [, reserved, brain, invalid, notJson] = answersOf(row);
+    expect(reserved!.err).toMatch(/^reserved_kind: /);
+    expect(brain!.err).toMatch(/^reserved_kind: /);
+    expect(invalid!.err).toMatch(/^invalid_kind: /);
+    expect(notJson!.err).toMatch(/^invalid_frame: /);
+    expect(kinds(records)).toEqual(["tool_result", "tool_call_ended"]);
+  });
+});
+
+describe("emit-result, returned, finish", () => {
+  it("emit-result appends a result and keeps the call open; finish then ends it with that outcome", async () => {
+    const { row, records } = await script([
+      { op: "result", outcome: { status: "ok", value: { partial: true } } },
+      { op: "emit", kind: "after_result", data: null },
+      { op: "finish" },
+    ]);
+    expect(kinds(records)).toEqual(["tool_result", "after_result", "tool_call_ended"]);
+    expect(records[0]!.payload.outcome).toEqual({ status: "ok", value: { partial: true } });
+    // finish without a result: the terminal outcome is the call's last result.
+    expect(row.outcome).toEqual({ status: "ok", value: { partial: true } });
+  });
+
+  it("a non-success result ends the call; later calls are refused with call_ended", async () => {
+    const { row, records } = await script([
+      { op: "result", outcome: { status: "error", error: { code: "not_found", message: "no such thing" } } },
+      { op: "emit", kind: "too_late", data: null },
+      { op: "finish", outcome: { status: "ok", value: 1 } },
+      { op: "telemetry-answers" },
+    ]);
+    expect(kinds(records)).toEqual(["tool_result", "tool_call_ended"]);
+    expect(row.outcome).toEqual({ status: "error", error: { code: "not_found", message: "no such thing" } });
+    const answers = await telemetryAnswers(log);
+    expect(answers[2]!.err).toMatch(/^call_ended: /);
+    expect(answers[3]!.err).toMatch(/^call_ended: /);
+  });
+
+  it("a malformed outcome is journaled as invalid_output, which ends the call", async () => {
+    const { row, records } = await script([{ op: "result", outcome: { status: "ok" } }, { op: "finish" }]);
+    expect(kinds(records)).toEqual(["tool_result", "tool_call_ended"]);
+    expect(row.outcome?.status).toBe("error");
+    expect(row.outcome?.error?.code).toBe("invalid_output");
+    const notJson = await script([{ op: "finish-raw", text: "{{" }]);
+    expect(notJson.row.outcome?.error?.code).toBe("invalid_output");
+  });
+
+  it("returned ends the synchronous phase once; the call stays open for more", async () => {
+    const { row, records } = await script([
+      { op: "emit", kind: "before", data: null },
+      { op: "returned" },
+      { op: "returned" },
+      { op: "emit", kind: "after", data: null },
+      { op: "result", outcome: { status: "ok", value: "late" } },
+      { op: "finish" },
+    ]);
+    expect(kinds(records)).toEqual(["before", "tool_returned", "after", "tool_result", "tool_call_ended"]);
+    expect(row.outcome).toEqual({ status: "ok", value: "late" });
+  });
+
+  it("finish with an outcome journals the result and the end in order", async () => {
+    const { row, records } = await script([{ op: "finish", outcome: { status: "ok", value: { done: 1 } } }]);
+    expect(kinds(records)).toEqual(["tool_result", "tool_call_ended"]);
+    expect(records[1]!.payload.outcome).toEqual({ status: "ok", value: { done: 1 } });
+    expect(row.outcome).toEqual({ status: "ok", value: { done: 1 } });
+  });
+
+  it("a run that returns without finish is finished with no result, after returned", async () => {
+    const plain = await script([{ op: "emit", kind: "only", data: null }]);
+    expect(kinds(plain.records)).toEqual(["only", "tool_returned", "tool_call_ended"]);
+    expect(plain.row.outcome).toEqual({ status: "ok" });
+    // Already returned: no second tool_returned.
+    const returned = await script([{ op: "returned" }]);
+    expect(kinds(returned.records)).toEqual(["tool_returned", "tool_call_ended"]);
+  });
+});
+
+describe("model, telemetry, traps", () => {
+  it("model answers with a not_supported error until model calls from tools exist", async () => {
+    const { row } = await script([{ op: "model" }, { op: "finish-answers" }]);
+    expect(answersOf(row)[1]!.err).toMatch(/^not_supported: /);
+  });
+
+  it("telemetry and stdout reach the worker's log only, never the journal", async () => {
+    const marker = `marker-${Date.now()}`;
+    const { records } = await script([
+      { op: "telemetry", level: "warn", message: marker },
+      { op: "stdout", text: `${marker}-stdout` },
+      { op: "finish" },
+    ]);
+    expect(kinds(records)).toEqual(["tool_call_ended"]);
+    // Only the input that carried it (tool_call_started) mentions the marker.
+    const all = await h.db.sql`
+      SELECT 1 FROM records WHERE payload::text LIKE ${`%${marker}%`} AND kind <> 'tool_call_started'`;
+    expect(all).toHaveLength(0);
+    await until("telemetry logged", () => log.lines.some((l) => l.telemetry === marker && l.level === 40));
+    await until("stdout logged", () => log.lines.some((l) => l.line === `${marker}-stdout`));
+  });
+
+  it("a trap ends the call with component_trap, carrying the message", async () => {
+    const { row, records } = await script([
+      { op: "emit", kind: "before_trap", data: null },
+      { op: "trap", message: "kaboom" },
+    ]);
+    expect(kinds(records)).toEqual(["before_trap", "tool_result", "tool_call_ended"]);
+    expect(row.outcome?.status).toBe("error");
+    expect(row.outcome?.error?.code).toBe("component_trap");
+    expect(JSON.stringify(row.outcome?.error)).toContain("kaboom");
+  });
+
+  it("the worker keeps running calls after a trap", async () => {
+    const { row } = await script([{ op: "finish", outcome: { status: "ok", value: "fine" } }]);
+    expect(row.outcome).toEqual({ status: "ok", value: "fine" });
+  });
+});

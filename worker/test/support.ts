@@ -1,0 +1,256 @@
+// Drives a worker through the database exactly as a Brain server does: a session whose tools hold
+// a component placement, the component's row, and, per call, `tool_call_started` with a pending
+// component call and its pg-boss job, all in one transaction.
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  appendRecords,
+  channelFor,
+  createSession,
+  enqueueComponentJob,
+  JournalWriter,
+  registerServer,
+  type Sql,
+  startBoss,
+} from "@aexhq/brain-db";
+import { type Logger, type RunningWorker, startWorker } from "@aexhq/brain-worker";
+import type { PgBoss } from "pg-boss";
+import { pino } from "pino";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { REPO_ROOT } from "../../testkit/server-process.js";
+import { until } from "../../testkit/wait.js";
+
+export interface Harness {
+  db: TestDatabase;
+  boss: PgBoss;
+  writer: JournalWriter;
+  /** A server row that owns the test sessions (no server process runs). */
+  ownerId: string;
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  const db = await createTestDatabase({ max: 8 });
+  const ownerId = randomUUID();
+  await registerServer(db.sql, ownerId);
+  const boss = await startBoss(db.url, "brain", () => {});
+  const writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: ownerId });
+  return {
+    db,
+    boss,
+    writer,
+    ownerId,
+    async close() {
+      await boss.stop({ graceful: false, timeout: 1000 }).catch(() => {});
+      await db.drop();
+    },
+  };
+}
+
+/** Stores a component as the server's upload does (content-addressed); returns its sha256. */
+export async function uploadComponent(sql: Sql, bytes: Buffer): Promise<string> {
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  await sql`
+    INSERT INTO components (sha256, bytes, size, wit) VALUES (${sha256}, ${bytes}, ${bytes.length}, '(test)')
+    ON CONFLICT (sha256) DO NOTHING`;
+  return sha256;
+}
+
+export interface ComponentTool {
+  sha256: string;
+  name?: string;
+  /** The Environment's filesystem grant. */
+  workspace?: "read" | "write";
+  options?: unknown;
+}
+
+/** A session with component tools (and an optional workspace); returns its id. */
+export async function createComponentSession(
+  h: Harness,
+  tools: ComponentTool[],
+  workspace: Record<string, string> = {},
+): Promise<string> {
+  const id = randomUUID();
+  const placements = tools.map((t) => ({
+    name: t.name ?? "tool",
+    description: "a test component",
+    inputSchema: { type: "object" },
+    outputSchema: null,
+    env: { type: "brain", name: "test", ...(t.workspace ? { filesystem: { workspace: t.workspace } } : {}) },
+    implementation: { type: "component", sha256: t.sha256 },
+    ...(t.options === undefined ? {} : { options: t.options }),
+  }));
+  await h.writer.submit(
+    createSession({
+      id,
+      hostId: null,
+      model: { provider: "scripted" },
+      tools: placements,
+      metadata: {},
+      ownerId: h.ownerId,
+      created: { tools: placements.map((p) => p.name) },
+    }),
+  );
+  for (const [path, content] of Object.entries(workspace)) {
+    await h.db
+      .sql`INSERT INTO workspace_files (session_id, path, content) VALUES (${id}, ${path}, ${Buffer.from(content)})`;
+  }
+  return id;
+}
+
+/** Starts one activation of the session; returns its seq (the calls' budget key). */
+export async function startActivation(h: Harness, sessionId: string): Promise<number> {
+  const { records } = await h.writer.submit(
+    appendRecords(sessionId, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
+  );
+  return records[0]!.seq;
+}
+
+export interface CallOptions {
+  tool?: string;
+  input: unknown;
+  /** Epoch ms; null (default) for unlimited. */
+  deadline?: number | null;
+  activation?: number;
+}
+
+/** What the server commits when its Agentloop calls a component tool; returns the call's seq. */
+export async function callComponent(h: Harness, sessionId: string, call: CallOptions): Promise<number> {
+  const activation = call.activation ?? (await startActivation(h, sessionId));
+  const tool = call.tool ?? "tool";
+  const deadline = call.deadline ?? null;
+  return h.db.sql.begin(async (tx) => {
+    const { records } = await appendRecords(sessionId, [
+      {
+        kind: "tool_call_started",
+        payload: { tool, callId: randomUUID(), input: call.input, activation, deadline },
+        call: {
+          tool,
+          activationSeq: activation,
+          hostId: null,
+          connectionId: null,
+          state: "pending",
+          deadlineAt: deadline,
+          executor: "component",
+        },
+      },
+    ]).run(tx);
+    const seq = records[0]!.seq;
+    await enqueueComponentJob(h.boss, tx, { sessionId, seq });
+    return seq;
+  });
+}
+
+export interface CallRow {
+  state: string;
+  outcome: { status: string; value?: unknown; error?: { code: string; message: string; details?: unknown } } | null;
+  connection_id: string | null;
+}
+
+export async function callRow(sql: Sql, sessionId: string, seq: number): Promise<CallRow> {
+  const [row] = await sql<CallRow[]>`
+    SELECT state, outcome, connection_id FROM calls WHERE session_id = ${sessionId} AND seq = ${seq}`;
+  if (!row) throw new Error(`no call ${sessionId}:${seq}`);
+  return row;
+}
+
+export async function waitForEnd(sql: Sql, sessionId: string, seq: number, timeoutMs = 30_000): Promise<CallRow> {
+  return until(
+    `call ${seq} to end`,
+    async () => {
+      const row = await callRow(sql, sessionId, seq);
+      return row.state === "ended" ? row : null;
+    },
+    timeoutMs,
+  );
+}
+
+export interface JournalRecord {
+  seq: number;
+  kind: string;
+  payload: {
+    call?: number;
+    data?: unknown;
+    outcome?: CallRow["outcome"];
+    kind?: string;
+    code?: string;
+    bytes?: number;
+  };
+}
+
+/** The records of one call after its tool_call_started, in order. */
+export async function callRecords(sql: Sql, sessionId: string, seq: number): Promise<JournalRecord[]> {
+  return sql<JournalRecord[]>`
+    SELECT seq, kind, payload FROM records
+    WHERE session_id = ${sessionId} AND seq > ${seq} AND (payload->>'call')::bigint = ${seq}
+    ORDER BY seq`;
+}
+
+/** Transpiled components shared by the test files (a cache is safe to share between workers). */
+export const SHARED_CACHE = join(REPO_ROOT, ".brain-test", "component-cache");
+
+/** A fresh cache directory: the next load of any component is a cold start. */
+export function freshCacheDir(): string {
+  return mkdtempSync(join(tmpdir(), "brain-worker-cache-"));
+}
+
+/** The worker's log lines (pino JSON), kept in memory so a test can look for what it logged. */
+export interface CapturedLog {
+  logger: Logger;
+  lines: Record<string, unknown>[];
+}
+
+export function captureLog(): CapturedLog {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: "debug" },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+        if (process.env.BRAIN_TEST_LOG) process.stderr.write(line);
+      },
+    },
+  );
+  return { logger, lines };
+}
+
+export type Answer = { ok?: unknown; err?: string };
+
+/** The answers a script finished with (`finish-answers`): one per step, after the invocation's own. */
+export function answersOf(row: CallRow): Answer[] {
+  const value = row.outcome?.value as { answers?: Answer[] } | undefined;
+  if (!value?.answers) throw new Error(`the call did not finish with its answers: ${JSON.stringify(row.outcome)}`);
+  return value.answers;
+}
+
+/** The answers a script step `telemetry-answers` logged (it runs after its call ended). */
+export async function telemetryAnswers(log: CapturedLog): Promise<{ ok?: unknown; err?: string }[]> {
+  const line = await until("answers in telemetry", () =>
+    log.lines.findLast((l) => typeof l.telemetry === "string" && l.telemetry.startsWith("answers:")),
+  );
+  return JSON.parse((line.telemetry as string).slice("answers:".length)) as { ok?: unknown; err?: string }[];
+}
+
+export interface WorkerOverrides {
+  cacheDir?: string;
+  maxEmittedBytes?: number;
+  concurrency?: number;
+  log?: Logger;
+}
+
+/** A worker in this process (the shared cache unless another is given). */
+export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Promise<RunningWorker> {
+  return startWorker({
+    databaseUrl: h.db.url,
+    schema: "brain",
+    maxEmittedBytes: overrides.maxEmittedBytes ?? 1024 * 1024,
+    concurrency: overrides.concurrency ?? 4,
+    cacheDir: overrides.cacheDir ?? SHARED_CACHE,
+    logLevel: "silent",
+    log: overrides.log ?? captureLog().logger,
+  });
+}
+
+export type { RunningWorker };
