@@ -20,6 +20,7 @@ export {
   appendRecords,
   type NewCall,
   type NewRecord,
+  rel,
 } from "./ops/append.js";
 export {
   type CallAction,

@@ -18,6 +18,7 @@ import { Dispatcher } from "./hosts/dispatch.js";
 import { HostRegistry } from "./hosts/registry.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
+import { TurnNotices } from "./loop/turns.js";
 import { sweep } from "./recovery.js";
 
 /** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
@@ -33,6 +34,8 @@ export interface Runtime {
   readonly deadlineJobs: DeadlineJobs;
   readonly boss: PgBoss;
   readonly log: FastifyBaseLogger;
+  /** Ended activations, announced in-process by the actors that wrote them. */
+  readonly turns: TurnNotices;
   /** Open event streams, ended when the server shuts down. */
   readonly streams: Set<() => void>;
   /** Aborted when the server starts shutting down: requests waiting on a turn give up. */
@@ -73,6 +76,7 @@ export async function startRuntime(
     log,
     streams: new Set<() => void>(),
     closing: closing.signal,
+    turns: new TurnNotices(),
   } as const;
   const rt: Runtime = Object.assign(partial, {
     dispatch: undefined as unknown as Dispatcher,

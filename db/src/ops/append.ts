@@ -42,6 +42,14 @@ export interface AppendResult {
 }
 
 /**
+ * A top-level payload field naming another record of the same append, resolved to its sequence
+ * when written: `{ message: rel(-1) }` becomes the seq of the record just before.
+ */
+export function rel(offset: number): { $rel: number } {
+  return { $rel: offset };
+}
+
+/**
  * Appends records to one session's journal in one statement: bumps `sessions.last_seq` (the row
  * lock keeps seq dense and in commit order), inserts the records, and creates call rows for
  * tool_call_started records.
@@ -49,6 +57,7 @@ export interface AppendResult {
 export function appendRecords(sessionId: string, records: NewRecord[], guard: AppendGuard = {}): WriteOp<AppendResult> {
   const input = JSON.stringify(records.map((r) => ({ kind: r.kind, payload: r.payload, call: r.call ?? null })));
   const n = records.length;
+  const hasRelative = input.includes('"$rel"');
   const epoch = guard.epoch ?? null;
   const requireActive = guard.requireActive ?? true;
   const touched: CommitKeys = emptyKeys();
@@ -76,7 +85,14 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
         ),
         r AS (
           INSERT INTO records (session_id, seq, kind, payload)
-          SELECT ${sessionId}, s.base + i.ord, i.kind, i.payload FROM s, input i
+          SELECT ${sessionId}, s.base + i.ord, i.kind,
+                 CASE WHEN ${hasRelative}::boolean AND jsonb_typeof(i.payload) = 'object' THEN (
+                   SELECT jsonb_object_agg(f.key, CASE WHEN jsonb_typeof(f.value) = 'object' AND f.value ? '$rel'
+                                                       THEN to_jsonb(s.base + i.ord + (f.value->>'$rel')::bigint)
+                                                       ELSE f.value END)
+                   FROM jsonb_each(i.payload) AS f)
+                 ELSE i.payload END
+          FROM s, input i
           RETURNING seq, kind, created_at
         ),
         c AS (

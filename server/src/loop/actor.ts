@@ -1,10 +1,11 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
-import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, type Sql } from "@aexhq/brain-db";
+import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, rel, type Sql } from "@aexhq/brain-db";
 import type { Runtime } from "../runtime.js";
 import { withComponentJobs } from "./component-jobs.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { createProvider, type ModelProvider, type ModelResponse } from "./models/provider.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
+import type { TurnEnd } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
 
 export interface SessionInfo {
@@ -61,6 +62,35 @@ export class SessionActor {
     void this.drive();
   }
 
+  /** Nothing running or queued: a new message can start its activation in the same commit. */
+  get idle(): boolean {
+    const s = this.state;
+    return !this.running && !this.stopped && !s.activation && s.messages.length === 0 && s.backlog.length === 0;
+  }
+
+  /**
+   * The fast path for a user message on the server that runs its session: the message, the
+   * activation it starts and the model call go in one commit instead of two, with no wake-up in
+   * between. Resolves with the message's sequence, or null when this actor could not write (it was
+   * fenced or the session ended) and the caller should append the message the ordinary way.
+   */
+  takeMessage(text: string): Promise<number | null> {
+    return new Promise((resolve) => {
+      this.running = true;
+      this.dirty = false;
+      void this.drive(async () => {
+        await this.callModel(
+          [
+            { kind: "user_message", payload: { text } },
+            { kind: "activation_started", payload: { cause: "user_message", message: rel(-1) } },
+          ],
+          (written) => resolve(written ? written[0]!.seq : null),
+        );
+        return true;
+      }).finally(() => resolve(null));
+    });
+  }
+
   stop(reason: StopReason): void {
     if (this.stopped) return;
     this.stopped = reason;
@@ -70,10 +100,10 @@ export class SessionActor {
     this.onStop(this, reason);
   }
 
-  private async drive(): Promise<void> {
+  private async drive(first?: () => Promise<boolean>): Promise<void> {
     try {
       // A step that wrote something may have left more to do (queued messages, a backlog).
-      let progressed = false;
+      let progressed = first ? await first() : false;
       while ((this.dirty || progressed) && !this.stopped) {
         this.dirty = false;
         await this.catchUp();
@@ -143,21 +173,27 @@ export class SessionActor {
       this.stop(this.state.ended ? "ended" : "fenced");
       return null;
     }
+    const seqs = result.records.map((r) => r.seq);
+    const payloads = records.map((r, i) => resolveRelative(r.payload, i, seqs));
     const first = result.records[0]!;
     if (first.seq !== this.state.lastSeq + 1) await this.catchUp();
     else
       for (const [i, r] of result.records.entries())
-        fold(this.state, { seq: r.seq, kind: r.kind, payload: records[i]!.payload });
+        fold(this.state, { seq: r.seq, kind: r.kind, payload: payloads[i] });
+    for (const [i, r] of result.records.entries()) {
+      if (r.kind === "activation_ended") this.rt.turns.emit(this.session.id, r.seq, payloads[i] as TurnEnd);
+    }
     return result.records;
   }
 
-  private async callModel(start: NewRecord[]): Promise<void> {
+  private async callModel(start: NewRecord[], onStarted?: (written: Appended[] | null) => void): Promise<void> {
     const wake = start.length === 0 && this.lastWindow ? { wake: this.lastWindow } : {};
     this.lastWindow = null;
     const written = await this.append([
       ...start,
       { kind: "model_call_started", payload: { origin: { type: "agentloop" }, ...wake } },
     ]);
+    onStarted?.(written);
     if (!written) return;
     const callSeq = written[written.length - 1]!.seq;
     const activation = this.state.activation!.seq;
@@ -234,4 +270,17 @@ export class SessionActor {
     }
     await this.append(records);
   }
+}
+
+/** The payload as written: `rel(n)` fields become the sequence of the record n places away. */
+function resolveRelative(payload: unknown, index: number, seqs: number[]): unknown {
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
+  let out: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(payload)) {
+    if (v && typeof v === "object" && "$rel" in v) {
+      out ??= { ...(payload as Record<string, unknown>) };
+      out[k] = seqs[index + (v as { $rel: number }).$rel];
+    }
+  }
+  return out ?? payload;
 }

@@ -72,10 +72,18 @@ async function waitForActivation(
         checking = false;
       }
     };
-    // Subscribe first, then look: an activation that ends in between is not missed.
-    const unsubscribe = rt.bus.onSession(sessionId, (bits) => {
+    // Subscribe first, then look: an activation that ends in between is not missed. A local actor
+    // says so directly; another server's, through NOTIFY and a query.
+    const offBus = rt.bus.onSession(sessionId, (bits) => {
       if (bits & (Touch.activationEnded | Touch.ended)) void check();
     });
+    const offTurns = rt.turns.on(sessionId, (sequence, end) => {
+      if (end.message === messageSeq) finish({ sequence, status: end.status, text: end.text ?? "" });
+    });
+    const unsubscribe = () => {
+      offBus();
+      offTurns();
+    };
     const onClose = () => finish(null);
     const onShutdown = () =>
       finish(null, new BrainError("not_ready", "The server is shutting down; the turn goes on."));
@@ -92,17 +100,22 @@ export async function messageRoutes(app: FastifyInstance): Promise<void> {
     const body = parseInput(PostMessageBodySchema, request.body);
     const op = appendMessage(rt, id, body.text);
     const key = idempotencyKey(request.headers);
-    const sequence = key
-      ? await withIdempotency(
-          rt,
-          `message:${id}`,
-          key,
-          body,
-          op,
-          async (seq) => seq,
-          async (seq) => seq,
-        )
-      : await rt.writer.submit(op);
+    const actor = key ? undefined : rt.actors.get(id);
+    const fast = actor?.idle ? await actor.takeMessage(body.text) : null;
+    const sequence =
+      fast !== null
+        ? fast
+        : key
+          ? await withIdempotency(
+              rt,
+              `message:${id}`,
+              key,
+              body,
+              op,
+              async (seq) => seq,
+              async (seq) => seq,
+            )
+          : await rt.writer.submit(op);
     const activation = body.wait ? await waitForActivation(rt, request, id, sequence) : null;
     const result: PostMessageResult = { sequence, activation };
     return reply.status(201).send(result);
