@@ -46,6 +46,11 @@ export const ERROR_CODES = {
     scope: "api",
     message: "A tool with run belongs in a host environment; a tool with an implementation does not.",
   },
+  not_supported: {
+    http: 501,
+    scope: "api",
+    message: "Not available yet: model calls from tools arrive with the model issue.",
+  },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
   internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
   invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },

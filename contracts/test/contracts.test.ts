@@ -52,3 +52,23 @@ describe("record kinds", () => {
     for (const k of RECORD_KINDS) expect(readme).toMatch(new RegExp(`^\\|\\s*\`${k}\`\\s*\\|`, "m"));
   });
 });
+
+describe("the WIT binding", () => {
+  it("the SDK publishes exactly contracts/tool.wit as @aexhq/brain/contracts/tool.wit", () => {
+    const source = readFileSync(join(root, "contracts", "tool.wit"), "utf8");
+    const published = readFileSync(join(root, "sdk", "contracts", "tool.wit"), "utf8");
+    expect(published).toBe(source);
+    expect(source).toContain("package brain:tool@0.2.0;");
+    for (const fn of ["emit:", "emit-result:", "returned:", "finish:", "model:", "telemetry:", "export run:"]) {
+      expect(source).toContain(fn);
+    }
+  });
+
+  it("resolves through the SDK's package exports", async () => {
+    const { createRequire } = await import("node:module");
+    const require = createRequire(join(root, "examples", "package.json"));
+    expect(readFileSync(require.resolve("@aexhq/brain/contracts/tool.wit"), "utf8")).toBe(
+      readFileSync(join(root, "contracts", "tool.wit"), "utf8"),
+    );
+  });
+});
