@@ -39,12 +39,18 @@ export class Component {
     const { bytes, sha256 } = await this.load();
     if (this.#admitted.has(http.baseUrl)) return sha256;
     const path = `/v1/components/${sha256}`;
-    const head = await http.fetch("HEAD", path, { allowStatus: [404] });
-    if (head.status !== 200) {
-      await http.request("PUT", path, {
-        raw: { body: bytes, contentType: "application/wasm" },
-        schema: ComponentUploadResultSchema,
-      });
+    try {
+      const head = await http.fetch("HEAD", path, { allowStatus: [404] });
+      if (head.status !== 200) {
+        await http.request("PUT", path, {
+          raw: { body: bytes, contentType: "application/wasm" },
+          schema: ComponentUploadResultSchema,
+        });
+      }
+    } catch (error) {
+      // Not cached: the next attempt reads the file again (it may have been rebuilt).
+      this.#bytes = undefined;
+      throw error;
     }
     this.#admitted.add(http.baseUrl);
     return sha256;
