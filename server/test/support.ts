@@ -8,7 +8,7 @@ import {
   type Session,
 } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 
 /** What a test needs to talk to a running Brain: its base URL and operator token. */
 export interface Target {
@@ -74,6 +74,28 @@ export const scripted = (...texts: string[]) => ({
   provider: "scripted" as const,
   script: texts.map((text) => ({ text })),
 });
+
+/** A tool placement on a host environment, as session creation takes it. */
+export const hostTool = (name: string) => ({
+  name,
+  description: "A tool.",
+  inputSchema: { type: "object" },
+  outputSchema: null,
+  env: { type: "host", name: "app" },
+});
+
+/** Waits until the activation that the message at `messageSeq` started has ended. */
+export async function activationEnded(sql: Sql, sessionId: string, messageSeq: number): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const [row] = await sql`
+        SELECT 1 FROM records WHERE session_id = ${sessionId} AND kind = 'activation_ended'
+          AND payload->>'message' = ${String(messageSeq)}`;
+      expect(row).toBeDefined();
+    },
+    { timeout: 10_000, interval: 10 },
+  );
+}
 
 export async function createSession(target: Target, body: Record<string, unknown> = {}): Promise<Session> {
   const answer = await request(target, "POST", "/v1/sessions", { body: { model: scripted(), ...body } });
