@@ -1,7 +1,9 @@
-import { Brain, BrainError, type ScriptStep, type ToolContext, tool } from "@aexhq/brain";
+import { Brain, BrainError, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { scripted } from "../../testkit/turns.js";
+import { until } from "../../testkit/wait.js";
 
 const BUDGET = 1000;
 let brain: InProcessBrain;
@@ -14,18 +16,6 @@ afterAll(async () => {
   await client?.close();
   await brain?.close();
 });
-
-const script = (...steps: ScriptStep[]) => ({ provider: "scripted" as const, script: steps });
-
-async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A tool that returns at once and hands its context to the test. */
 function backgroundTool(holder: { ctx?: ToolContext }) {
@@ -43,7 +33,7 @@ describe("BRAIN_MAX_EMITTED_BYTES", () => {
   it("events and results share one budget per activation; the emission that would exceed it is rejected and journaled", async () => {
     const holder: { ctx?: ToolContext } = {};
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "bg", input: {} }] }, { text: "returned" }),
+      model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, { text: "returned" }),
       tools: [backgroundTool(holder)()],
     });
     expect(await session.send("go")).toBe("returned");
@@ -81,7 +71,7 @@ describe("BRAIN_MAX_EMITTED_BYTES", () => {
   it("a later activation does not renew the budget of a background tool started earlier", async () => {
     const holder: { ctx?: ToolContext } = {};
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "bg", input: {} }] }, { text: "first" }, { text: "second" }),
+      model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, { text: "first" }, { text: "second" }),
       tools: [backgroundTool(holder)()],
     });
     expect(await session.send("one")).toBe("first");
@@ -110,7 +100,7 @@ describe("background tools", () => {
       },
     });
     const session = await client.sessions.create({
-      model: script(
+      model: scripted(
         { toolCalls: [{ name: "late", input: {} }] },
         { text: "I'll get back to you" },
         { text: "it is 42" },
@@ -121,7 +111,7 @@ describe("background tools", () => {
     // The turn is over while the tool still runs.
     const [open] = await brain.db.sql`SELECT status FROM tool_calls WHERE session_id = ${session.id}`;
     expect(open!.status).toBe("returned");
-    const ended = await until(async () => {
+    const ended = await until("the expected state", async () => {
       const rows = await brain.db.sql`
         SELECT seq, kind, payload FROM journal WHERE session_id = ${session.id} ORDER BY seq`;
       return rows.some((r) => r.kind === "activation_ended" && r.payload.text === "it is 42") ? rows : undefined;
@@ -141,7 +131,7 @@ describe("background tools", () => {
   it("extension events alone do not call the model; the loop waits for a result or the user", async () => {
     const holder: { ctx?: ToolContext } = {};
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "bg", input: {} }] }, { text: "ok" }, { text: "unexpected" }),
+      model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, { text: "ok" }, { text: "unexpected" }),
       tools: [backgroundTool(holder)()],
     });
     expect(await session.send("go")).toBe("ok");

@@ -1,7 +1,9 @@
-import { Brain, BrainError, type ScriptStep, type ToolContext, tool } from "@aexhq/brain";
+import { Brain, BrainError, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { scripted } from "../../testkit/turns.js";
+import { until } from "../../testkit/wait.js";
 
 let brain: InProcessBrain;
 beforeAll(async () => {
@@ -10,18 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await brain?.close();
 });
-
-const script = (...steps: ScriptStep[]) => ({ provider: "scripted" as const, script: steps });
-
-async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function waiter(entered: ToolContext[]) {
   return tool({
@@ -42,7 +32,7 @@ describe("cancellation", () => {
     try {
       const entered: ToolContext[] = [];
       const session = await client.sessions.create({
-        model: script(
+        model: scripted(
           {
             toolCalls: [
               { name: "wait", input: { n: 1 } },
@@ -55,7 +45,7 @@ describe("cancellation", () => {
         tools: [waiter(entered)()],
       });
       const answer = session.send("go");
-      await until(async () => entered.length === 2);
+      await until("the expected state", async () => entered.length === 2);
       await session.cancel();
       expect(await answer).toBe("");
       for (const ctx of entered) expect(ctx.signal.reason).toMatchObject({ details: { status: "cancelled" } });
@@ -82,11 +72,11 @@ describe("cancellation", () => {
     try {
       const entered: ToolContext[] = [];
       const session = await client.sessions.create({
-        model: script({ toolCalls: [{ name: "wait", input: { n: 1 } }] }, { text: "after cancel" }),
+        model: scripted({ toolCalls: [{ name: "wait", input: { n: 1 } }] }, { text: "after cancel" }),
         tools: [waiter(entered)()],
       });
       const answer = session.send("go");
-      await until(async () => entered.length === 1);
+      await until("the expected state", async () => entered.length === 1);
       expect(await session.cancelCall(entered[0]!.sequence)).toBe(true);
       expect(await answer).toBe("after cancel");
       expect(await session.cancelCall(entered[0]!.sequence)).toBe(false);
@@ -111,12 +101,12 @@ describe("cancellation", () => {
         },
       });
       const session = await client.sessions.create({
-        model: script({ toolCalls: [{ name: "bg", input: {} }] }, { text: "returned" }),
+        model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, { text: "returned" }),
         tools: [bg()],
       });
       expect(await session.send("go")).toBe("returned");
       await session.end();
-      await until(async () => ctx!.signal.aborted);
+      await until("the expected state", async () => ctx!.signal.aborted);
       const [row] = await brain.db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id}`;
       expect(row!.outcome).toEqual({ status: "cancelled", cause: "session_ended" });
       await expect(ctx!.emit("x", {})).rejects.toBeInstanceOf(BrainError);
@@ -137,7 +127,7 @@ describe("reattachment", () => {
 
   it("requires exactly the original tools with identical schemas, and says what differs", async () => {
     const first = new Brain({ url: brain.url, token: brain.token });
-    const session = await first.sessions.create({ model: script(), tools: [lookup()] });
+    const session = await first.sessions.create({ model: scripted(), tools: [lookup()] });
     const credentials = first.credentials()!;
     await first.close();
 

@@ -1,8 +1,10 @@
-import { Brain, type ScriptStep, type ToolContext, tool } from "@aexhq/brain";
+import { Brain, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
 import { spawnNode } from "../../testkit/server-process.js";
+import { postMessage, scripted } from "../../testkit/turns.js";
+import { until } from "../../testkit/wait.js";
 
 const HEARTBEAT_MS = 200;
 let brain: InProcessBrain;
@@ -12,27 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await brain?.close();
 });
-
-const script = (...steps: ScriptStep[]) => ({ provider: "scripted" as const, script: steps });
-
-async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function post(sessionId: string, text: string): Promise<void> {
-  const res = await fetch(`${brain.url}/v1/sessions/${sessionId}/messages`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${brain.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ text }),
-  });
-  expect(res.status).toBe(201);
-}
 
 async function calls(sessionId: string) {
   return brain.db.sql<{ seq: number; status: string; outcome: { status: string; cause?: string } | null }[]>`
@@ -55,7 +36,7 @@ describe("connection loss", () => {
         },
       });
       const session = await client.sessions.create({
-        model: script(
+        model: scripted(
           { toolCalls: [{ name: "slow", input: { n: 1 } }] },
           { text: "lost" },
           { toolCalls: [{ name: "slow", input: { n: 2 } }] },
@@ -64,21 +45,21 @@ describe("connection loss", () => {
         tools: [slow()],
       });
       const hostId = client.credentials()!.hostId;
-      await post(session.id, "first");
-      await until(async () => entered.length === 1);
+      await postMessage(brain, session.id, "first");
+      await until("the expected state", async () => entered.length === 1);
       const [before] = brain.app.brain.hosts.ofHost(hostId);
       before!.terminate();
 
-      await until(async () => entered[0]!.signal.aborted);
+      await until("the expected state", async () => entered[0]!.signal.aborted);
       expect(entered[0]!.signal.reason).toMatchObject({ details: { status: "unknown" } });
-      const [first] = await until(async () => {
+      const [first] = await until("the expected state", async () => {
         const rows = await calls(session.id);
         return rows[0]?.status === "ended" ? rows : undefined;
       });
       expect(first!.outcome).toEqual({ status: "unknown", cause: "connection_lost" });
 
       // Reconnected as the same registered host, on a new connection.
-      const after = await until(async () => brain.app.brain.hosts.current(hostId));
+      const after = await until("the expected state", async () => brain.app.brain.hosts.current(hostId));
       expect(after.id).not.toBe(before!.id);
       expect(await session.send("again")).toBe("recovered");
       expect(entered).toHaveLength(2); // the lost call was never sent again
@@ -105,13 +86,13 @@ describe("connection loss", () => {
     });
     const first = new Brain({ url: brain.url, token: brain.token });
     const session = await first.sessions.create({
-      model: script({ toolCalls: [{ name: "lookup", input: { id: "9" } }] }, { text: "found" }),
+      model: scripted({ toolCalls: [{ name: "lookup", input: { id: "9" } }] }, { text: "found" }),
       tools: [lookup()],
     });
     const credentials = first.credentials()!;
     await first.close(); // the host is gone
-    await post(session.id, "find 9");
-    const [pending] = await until(async () => {
+    await postMessage(brain, session.id, "find 9");
+    const [pending] = await until("the expected state", async () => {
       const rows = await calls(session.id);
       return rows.length > 0 ? rows : undefined;
     });
@@ -123,7 +104,7 @@ describe("connection loss", () => {
     });
     try {
       await second.sessions.get(session.id, { tools: [lookup()] });
-      const [done] = await until(async () => {
+      const [done] = await until("the expected state", async () => {
         const rows = await calls(session.id);
         return rows[0]?.status === "ended" ? rows : undefined;
       });
@@ -138,11 +119,11 @@ describe("connection loss", () => {
     const host = spawnNode("testkit/hosts/stall-host.mjs", { env: { BRAIN_URL: brain.url, BRAIN_TOKEN: brain.token } });
     try {
       const [, sessionId] = await host.waitForLine(/^SESSION (\S+)$/m);
-      await post(sessionId!, "go");
+      await postMessage(brain, sessionId!, "go");
       await host.waitForLine(/^RUNNING \d+$/m);
       const stoppedAt = Date.now();
       host.child.kill("SIGSTOP");
-      const [ended] = await until(async () => {
+      const [ended] = await until("the expected state", async () => {
         const rows = await calls(sessionId!);
         return rows[0]?.status === "ended" ? rows : undefined;
       });

@@ -1,7 +1,9 @@
-import { Brain, type ScriptStep, type ToolContext, tool } from "@aexhq/brain";
+import { Brain, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { postMessage, scripted } from "../../testkit/turns.js";
+import { until } from "../../testkit/wait.js";
 
 const brains: InProcessBrain[] = [];
 const clients: Brain[] = [];
@@ -16,18 +18,6 @@ async function setup(env: Record<string, string> = {}) {
   const client = new Brain({ url: brain.url, token: brain.token });
   clients.push(client);
   return { brain, client };
-}
-
-const script = (...steps: ScriptStep[]) => ({ provider: "scripted" as const, script: steps });
-
-async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A tool that waits for its signal and then tries to publish anyway. */
@@ -46,16 +36,6 @@ function stubborn(timeoutMs: number | undefined, seen: { ctx?: ToolContext; late
   });
 }
 
-/** Posts a user message without waiting for the turn (its tools may never finish). */
-async function post(brain: InProcessBrain, sessionId: string, text: string): Promise<void> {
-  const res = await fetch(`${brain.url}/v1/sessions/${sessionId}/messages`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${brain.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ text }),
-  });
-  expect(res.status).toBe(201);
-}
-
 async function callRow(brain: InProcessBrain, sessionId: string) {
   const [row] = await brain.db.sql<
     { status: string; outcome: { status: string; cause?: string } | null; deadline_at: Date | null }[]
@@ -69,7 +49,7 @@ describe("deadlines", () => {
     const { brain, client } = await setup();
     const seen: { ctx?: ToolContext; late?: unknown; reason?: unknown } = {};
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "gave up" }),
+      model: scripted({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "gave up" }),
       tools: [stubborn(300, seen)()],
     });
     expect(await session.send("go")).toBe("gave up");
@@ -79,7 +59,7 @@ describe("deadlines", () => {
       SELECT (extract(epoch FROM ended_at - deadline_at) * 1000)::float8 AS ms FROM tool_calls WHERE session_id = ${session.id}`;
     expect(late!.ms).toBeGreaterThanOrEqual(0);
     console.log(`deadline precision: the timeout was recorded ${late!.ms.toFixed(1)} ms after the deadline`);
-    await until(async () => seen.late !== undefined);
+    await until("the expected state", async () => seen.late !== undefined);
     expect(seen.reason).toMatchObject({ details: { status: "timeout" } });
     expect(seen.late).toBeInstanceOf(Error);
     const [results] = await brain.db
@@ -91,7 +71,7 @@ describe("deadlines", () => {
     const bounded = await setup({ BRAIN_MAX_TOOL_SECS: "1" });
     const seen: { ctx?: ToolContext } = {};
     const s1 = await bounded.client.sessions.create({
-      model: script({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "x" }),
+      model: scripted({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "x" }),
       tools: [stubborn(60_000, seen)()],
     });
     await s1.send("go");
@@ -104,11 +84,11 @@ describe("deadlines", () => {
     const unlimited = await setup({ BRAIN_MAX_TOOL_SECS: "0" });
     const seen2: { ctx?: ToolContext } = {};
     const s2 = await unlimited.client.sessions.create({
-      model: script({ toolCalls: [{ name: "stubborn", input: {} }] }),
+      model: scripted({ toolCalls: [{ name: "stubborn", input: {} }] }),
       tools: [stubborn(undefined, seen2)()],
     });
-    await post(unlimited.brain, s2.id, "go");
-    await until(async () => seen2.ctx);
+    await postMessage(unlimited.brain, s2.id, "go");
+    await until("the expected state", async () => seen2.ctx);
     expect(seen2.ctx!.deadline).toBeUndefined();
     expect((await callRow(unlimited.brain, s2.id))!.deadline_at).toBeNull();
   });
@@ -118,11 +98,11 @@ describe("deadlines", () => {
     const seen: { ctx?: ToolContext } = {};
     const forty = 40 * 24 * 3600 * 1000;
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "returned" }),
+      model: scripted({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "returned" }),
       tools: [stubborn(forty, seen)()],
     });
-    await post(brain, session.id, "go");
-    await until(async () => seen.ctx);
+    await postMessage(brain, session.id, "go");
+    await until("the expected state", async () => seen.ctx);
     expect(seen.ctx!.deadline! - Date.now()).toBeGreaterThan(forty - 60_000);
     // Give a wrongly armed (overflowed) timer every chance to fire.
     await new Promise((r) => setTimeout(r, 300));
@@ -135,14 +115,14 @@ describe("deadlines", () => {
     const { brain, client } = await setup();
     const seen: { ctx?: ToolContext; late?: unknown; reason?: unknown } = {};
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "x" }),
+      model: scripted({ toolCalls: [{ name: "stubborn", input: {} }] }, { text: "x" }),
       tools: [stubborn(1_500, seen)()],
     });
-    await post(brain, session.id, "go");
-    await until(async () => seen.ctx);
+    await postMessage(brain, session.id, "go");
+    await until("the expected state", async () => seen.ctx);
     // The in-process timers live in the session's actor; stopping it removes them, as a crash would.
     brain.app.brain.actors.get(session.id)!.stop("shutdown");
-    const row = await until(async () => {
+    const row = await until("the expected state", async () => {
       const r = await callRow(brain, session.id);
       return r?.status === "ended" ? r : undefined;
     });
@@ -168,7 +148,7 @@ describe("deadlines", () => {
       },
     });
     const session = await client.sessions.create({
-      model: script({ toolCalls: [{ name: "slow_check", input: { id: "1" } }] }, { text: "after" }),
+      model: scripted({ toolCalls: [{ name: "slow_check", input: { id: "1" } }] }, { text: "after" }),
       tools: [slowCheck()],
     });
     expect(await session.send("go")).toBe("after");

@@ -1,8 +1,10 @@
-import { Brain, type ScriptStep, tool } from "@aexhq/brain";
+import { Brain, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { type ServerProcess, spawnServer } from "../../testkit/server-process.js";
+import { scripted } from "../../testkit/turns.js";
+import { until } from "../../testkit/wait.js";
 
 // Several server processes on one database, spawned and killed for real.
 
@@ -34,15 +36,8 @@ async function api<T>(base: string, path: string, body?: unknown): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function until<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Fail-over takes seconds (a heartbeat must go stale), and longer on a loaded machine. */
+const untilSlow = <T>(probe: () => Promise<T | undefined | null | false>) => until("the fail-over", probe, 30_000);
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -52,8 +47,6 @@ afterAll(async () => {
   for (const s of servers) await s.kill().catch(() => {});
   await db?.drop();
 });
-
-const script = (...steps: ScriptStep[]) => ({ provider: "scripted" as const, script: steps });
 
 describe("several servers on one database", () => {
   it("a host connected to server A serves a session created through server B", async () => {
@@ -69,10 +62,10 @@ describe("several servers on one database", () => {
       },
     });
     const host = client(a.url);
-    await host.sessions.create({ model: script(), tools: [lookup()] }); // registers and connects the host on A
+    await host.sessions.create({ model: scripted(), tools: [lookup()] }); // registers and connects the host on A
     const placed = lookup();
     const created = await api<{ id: string }>(b.url, "/v1/sessions", {
-      model: script({ toolCalls: [{ name: "lookup", input: { id: "7" } }] }, { text: "done" }),
+      model: scripted({ toolCalls: [{ name: "lookup", input: { id: "7" } }] }, { text: "done" }),
       tools: [placed.placement],
       hostId: host.credentials()!.hostId,
     });
@@ -110,16 +103,16 @@ describe("several servers on one database", () => {
     });
     const host = client(a.url);
     const session = await host.sessions.create({
-      model: script({ toolCalls: [{ name: "slow", input: {} }] }, { text: "turn one" }, { text: "turn two" }),
+      model: scripted({ toolCalls: [{ name: "slow", input: {} }] }, { text: "turn one" }, { text: "turn two" }),
       tools: [slow()],
     });
     await api(a.url, `/v1/sessions/${session.id}/messages`, { text: "start", wait: false });
-    await until(async () => runs === 1);
+    await untilSlow(async () => runs === 1);
 
     const killedAt = Date.now();
     await a.kill("SIGKILL");
 
-    const ended = await until(async () => {
+    const ended = await untilSlow(async () => {
       const [row] = await db.sql<{ outcome: { status: string; cause: string }; at: number }[]>`
         SELECT outcome, (extract(epoch FROM ended_at) * 1000)::float8 AS at
         FROM tool_calls WHERE session_id = ${session.id} AND status = 'ended'`;
@@ -127,7 +120,7 @@ describe("several servers on one database", () => {
     });
     expect(ended.outcome).toEqual({ status: "unknown", cause: "server_lost" });
     // The turn that was waiting on the lost call finishes on B.
-    const resumed = await until(async () => {
+    const resumed = await untilSlow(async () => {
       const [row] = await db.sql<{ text: string; at: number }[]>`
         SELECT payload->>'text' AS text, (extract(epoch FROM created_at) * 1000)::float8 AS at
         FROM journal WHERE session_id = ${session.id} AND kind = 'activation_ended'`;
@@ -145,7 +138,7 @@ describe("several servers on one database", () => {
     });
     expect(next.activation.text).toBe("turn two");
     // The host saw its socket die and aborted the handler; the call was never sent again.
-    await until(async () => aborted !== null);
+    await untilSlow(async () => aborted !== null);
     expect(runs).toBe(1);
     const [sent] = await db.sql`SELECT count(*)::int AS n FROM calls WHERE session_id = ${session.id}`;
     expect(sent!.n).toBe(1);
@@ -169,15 +162,15 @@ describe("several servers on one database", () => {
     });
     const host = client(a.url);
     const session = await host.sessions.create({
-      model: script({ toolCalls: [{ name: "slow", input: {} }] }, { text: "recovered" }),
+      model: scripted({ toolCalls: [{ name: "slow", input: {} }] }, { text: "recovered" }),
       tools: [slow()],
     });
     await api(a.url, `/v1/sessions/${session.id}/messages`, { text: "start", wait: false });
-    await until(async () => runs === 1);
+    await untilSlow(async () => runs === 1);
     await a.kill("SIGKILL");
     const restarted = await spawnServer({ databaseUrl: db.url, token, env: { BRAIN_DATA_DIR: a.dataDir } });
     servers.push(restarted);
-    const text = await until(async () => {
+    const text = await untilSlow(async () => {
       const [row] = await db.sql`
         SELECT payload->>'text' AS text FROM journal WHERE session_id = ${session.id} AND kind = 'activation_ended'`;
       return row?.text as string | undefined;
