@@ -1,3 +1,4 @@
+import { parseEnv, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 
 /**
@@ -6,23 +7,14 @@ import { z } from "zod";
  */
 const Port = z.coerce.number().int().min(0).max(65535);
 
-export const ConfigSchema = z.object({
+export const ConfigSchema = SharedEnvSchema.extend({
   DATABASE_URL: z.string().url().optional(),
-  BRAIN_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,47}$/, "lower-case letters, digits and _")
-    .default("brain"),
   BRAIN_HOST: z.string().min(1).default("127.0.0.1"),
   BRAIN_PORT: Port.default(3210),
   BRAIN_API_TOKEN: z.string().min(16, "at least 16 characters").optional(),
   BRAIN_DATA_DIR: z.string().min(1).default(".brain"),
   /** Server maximum for a tool's run; 0 = unlimited. */
   BRAIN_MAX_TOOL_SECS: z.coerce.number().min(0).default(120),
-  BRAIN_MAX_EMITTED_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024),
   BRAIN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   BRAIN_WAKE_WINDOW_MS: z.coerce.number().min(0).max(1_000).default(5),
   /** Grants Environments may ask for, comma-separated (`workspace:read`, `workspace:write`). */
@@ -30,7 +22,6 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^(workspace:(read|write))?(,workspace:(read|write))*$/, "a comma list of workspace:read / workspace:write")
     .default("workspace:read"),
-  BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
 export type Env = z.input<typeof ConfigSchema>;
@@ -51,12 +42,7 @@ export interface Config {
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
-  const result = ConfigSchema.safeParse(env);
-  if (!result.success) {
-    const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`invalid configuration: ${problems}`);
-  }
-  const c = result.data;
+  const c = parseEnv(ConfigSchema, env);
   return {
     databaseUrl: c.DATABASE_URL,
     schema: c.BRAIN_SCHEMA,

@@ -1,23 +1,14 @@
+import { parseEnv, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 
 /**
  * Worker configuration, read once from the environment by the entry point (or a launcher that
  * runs a worker beside a server) and validated here. Nothing else in the worker reads process.env.
  */
-export const WorkerConfigSchema = z.object({
+export const WorkerConfigSchema = SharedEnvSchema.extend({
   DATABASE_URL: z.string().url({ message: "DATABASE_URL is required: the worker needs only the database" }),
-  BRAIN_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,47}$/, "lower-case letters, digits and _")
-    .default("brain"),
-  BRAIN_MAX_EMITTED_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024),
   BRAIN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   BRAIN_WORKER_CACHE_DIR: z.string().min(1).default(".brain/component-cache"),
-  BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
 export interface WorkerConfig {
@@ -33,12 +24,7 @@ export interface WorkerConfig {
 }
 
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
-  const result = WorkerConfigSchema.safeParse(env);
-  if (!result.success) {
-    const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`invalid configuration: ${problems}`);
-  }
-  const c = result.data;
+  const c = parseEnv(WorkerConfigSchema, env);
   return {
     databaseUrl: c.DATABASE_URL,
     schema: c.BRAIN_SCHEMA,
