@@ -1,0 +1,176 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Sql } from "postgres";
+import { ActivitySampler } from "./activity.js";
+import { resetStatements, type StatementStat, topStatements } from "./database.js";
+import type { InitArgs } from "./host-protocol.js";
+import { CpuMeter, type ServerProcess, spawnServer } from "./proc.js";
+import { type Child, forkChild } from "./rpc.js";
+import type { Figure } from "./stats.js";
+
+export interface BenchOptions {
+  quick: boolean;
+  /** Scenario names to run; null = all. */
+  only: Set<string> | null;
+  /** Run the Brain server under `node --cpu-prof`; profiles go to bench/results/profiles. */
+  cpuProf: boolean;
+  /** Keep the run's database for EXPLAIN ANALYZE afterwards (useful with DATABASE_URL: an embedded Postgres stops with the run). */
+  keepDb: boolean;
+  /** Sample pg_stat_activity of the server's backends while each Brain scenario measures. */
+  sampleActivity: boolean;
+  /** Where to write the JSON. */
+  out: string;
+  /**
+   * On a shared machine: before each scenario, wait up to this many seconds for the rest of the
+   * machine to go quiet (under a quarter of a core busy for 5 s). 0 = don't wait.
+   */
+  waitQuietSeconds: number;
+  /**
+   * Runs a scenario again (up to this many times) when other processes used more than 0.3 cores
+   * while it measured, keeping the quietest run.
+   */
+  retryBusy: number;
+  /** The pg-boss worker's batchSize and localConcurrency (see BENCHMARKS.md for why 16 × 1). */
+  pgboss: { batchSize: number; localConcurrency: number };
+}
+
+export interface BenchContext extends BenchOptions {
+  root: string;
+  /** The run's own database. */
+  databaseUrl: string;
+  /** Its name. */
+  database: string;
+  /** A connection to it, for baselines and for reading journals back. */
+  sql: Sql;
+  pgStatStatements: boolean;
+  log(line: string): void;
+  /** Starts a Brain server and a host application, each its own process. */
+  startBrain(scenario: string, options?: { probe?: boolean }): Promise<BrainUnderTest>;
+}
+
+export interface ScenarioResult {
+  figures: Figure[];
+  /** pg_stat_activity of the server's backends while measuring (`--sample-activity`). */
+  activity?: Record<string, number>;
+  /** Top statements by execution time while the scenario measured (when pg_stat_statements is on). */
+  statements?: StatementStat[];
+}
+
+export interface Scenario {
+  name: string;
+  /** Baselines run first; they are what the others are compared with. */
+  baseline?: boolean;
+  run(ctx: BenchContext): Promise<ScenarioResult>;
+}
+
+export interface BrainUnderTest {
+  server: ServerProcess;
+  host: Child;
+  /** CPU of server, host and Postgres between the host's "start" and "end" marks. */
+  cpu: CpuMeter;
+  /** Resets pg_stat_statements (when on); `statements()` then reads the top ones. */
+  resetStatements(): Promise<void>;
+  statements(): Promise<StatementStat[] | undefined>;
+  /** What the activity sampler saw during the last start/end marks, if it ran. */
+  activity(): Promise<Record<string, number> | undefined>;
+  /** Stops both processes; resolves with the warnings and errors the server logged. */
+  close(): Promise<string[]>;
+}
+
+export async function startBrain(
+  ctx: Omit<BenchContext, "startBrain">,
+  scenario: string,
+  options: { probe?: boolean } = {},
+): Promise<BrainUnderTest> {
+  const nodeArgs: string[] = [];
+  if (ctx.cpuProf) {
+    const dir = join(ctx.root, "bench/results/profiles");
+    mkdirSync(dir, { recursive: true });
+    // Profiles are large and per machine: keep them out of git without touching .gitignore.
+    writeFileSync(join(dir, ".gitignore"), "*\n");
+    nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=server-${scenario}.cpuprofile`);
+  }
+  if (options.probe) {
+    nodeArgs.push("--expose-gc", "--import", new URL("./server-probe.js", import.meta.url).href);
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), "brain-bench-server-"));
+  const token = randomBytes(24).toString("base64url");
+  const server = await spawnServer({ root: ctx.root, databaseUrl: ctx.databaseUrl, token, dataDir, nodeArgs });
+  const host = forkChild(new URL("./host.js", import.meta.url).pathname);
+  // The runner itself is "bench": it is idle while measuring, except for the activity sampler.
+  const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid, bench: process.pid }), ctx.database);
+  const sampler = ctx.sampleActivity ? new ActivitySampler(ctx.databaseUrl, ctx.database) : undefined;
+  let sampled: Promise<Record<string, number>> | undefined;
+  host.onMark((m) => {
+    if (m === "start") {
+      cpu.start();
+      sampler?.start();
+    }
+    if (m === "end") {
+      cpu.stop();
+      sampled = sampler?.stop();
+    }
+  });
+  try {
+    await host.call("init", { url: server.url, token } satisfies InitArgs);
+  } catch (error) {
+    await host.stop();
+    await server.stop();
+    throw error;
+  }
+  return {
+    server,
+    host,
+    cpu,
+    async resetStatements() {
+      if (ctx.pgStatStatements) await resetStatements(ctx.sql);
+    },
+    async activity() {
+      return sampled;
+    },
+    async statements() {
+      return ctx.pgStatStatements ? topStatements(ctx.sql) : undefined;
+    },
+    async close() {
+      await host.call("close").catch(() => {});
+      await host.stop();
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      return server
+        .output()
+        .split("\n")
+        .filter((line) => /"level":(40|50|60)/.test(line) || (/^brain: /.test(line) && !/shutting down/.test(line)))
+        .map((line) => line.slice(0, 600));
+    },
+  };
+}
+
+/** Runs `measure` against a fresh server and host; the server's warnings join the result. */
+export async function withBrain(
+  ctx: BenchContext,
+  scenario: string,
+  options: { probe?: boolean },
+  measure: (brain: BrainUnderTest) => Promise<Figure[]>,
+): Promise<ScenarioResult> {
+  const brain = await ctx.startBrain(scenario, options);
+  let figures: Figure[];
+  let statements: StatementStat[] | undefined;
+  let activity: Record<string, number> | undefined;
+  try {
+    figures = await measure(brain);
+    statements = await brain.statements();
+    activity = await brain.activity();
+  } finally {
+    const warnings = await brain.close();
+    if (warnings.length > 0) {
+      ctx.log(`  the server logged ${warnings.length} warning(s)/error(s) during ${scenario}; first: ${warnings[0]}`);
+      serverWarnings.set(scenario, warnings);
+    }
+  }
+  return { figures, ...(statements ? { statements } : {}), ...(activity ? { activity } : {}) };
+}
+
+/** Warnings and errors the server logged, by scenario. */
+export const serverWarnings = new Map<string, string[]>();

@@ -1,0 +1,13 @@
+// Preloaded into the Brain server process (`node --expose-gc --import …/server-probe.js`) by the
+// session_memory scenario only; it changes nothing else. On SIGUSR2 it collects garbage and prints
+// the V8 heap figures, which cannot be read from outside the process, on one stderr line.
+const gc = (globalThis as { gc?: () => void }).gc;
+
+process.on("SIGUSR2", () => {
+  gc?.();
+  gc?.();
+  const m = process.memoryUsage();
+  process.stderr.write(
+    `BENCH_MEMORY ${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, gc: gc !== undefined })}\n`,
+  );
+});

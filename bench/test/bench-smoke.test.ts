@@ -1,0 +1,67 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, inject, it } from "vitest";
+
+// The suite never asserts timings: this only checks that `--quick` runs end to end (a real server
+// and host process, a real Postgres) and writes well-formed JSON.
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "brain-bench-smoke-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, "bench/dist/run.js"), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => (output += c));
+    child.stderr.on("data", (c: Buffer) => (output += c));
+    child.once("exit", (code) => resolve({ code, output }));
+  });
+}
+
+describe("npm run bench -- --quick", () => {
+  it("runs a short subset and writes well-formed JSON", { timeout: 60_000 }, async () => {
+    const out = join(dir, "latest.json");
+    const { code, output } = await run(["--quick", "--only", "floor_commit,turn_text", "--out", out], {
+      DATABASE_URL: inject("brainAdminUrl"),
+    });
+    expect(code, output).toBe(0);
+    const report = JSON.parse(readFileSync(out, "utf8")) as {
+      date: string;
+      machine: { cpus: number; cpuModel: string; node: string; gitCommit: string };
+      postgres: { version: string; fsync: string };
+      figures: Record<string, unknown>[];
+      targets: { target: string; measured: string; met: boolean | null }[];
+      errors: unknown[];
+    };
+    expect(Number.isNaN(Date.parse(report.date))).toBe(false);
+    expect(report.machine.cpus).toBeGreaterThan(0);
+    expect(report.machine.cpuModel).not.toBe("");
+    expect(report.machine.node).toMatch(/^v\d+/);
+    expect(report.postgres.version).toMatch(/^\d+/);
+    expect(report.errors).toEqual([]);
+    const names = report.figures.map((f) => f.name);
+    expect(names).toEqual(expect.arrayContaining(["floor_commit", "floor_commit.notify_c8", "turn_text"]));
+    for (const figure of report.figures) {
+      expect(typeof figure.name).toBe("string");
+      expect(typeof figure.unit).toBe("string");
+      expect(figure.n).toBeGreaterThan(0);
+      if (figure.kind === "latency") {
+        for (const key of ["p50", "p90", "p99", "max"]) expect(typeof figure[key]).toBe("number");
+        expect(figure.p50 as number).toBeLessThanOrEqual(figure.p99 as number);
+        expect(figure.p99 as number).toBeLessThanOrEqual(figure.max as number);
+      } else if (figure.kind === "rate") {
+        expect(figure.rate).toBeGreaterThan(0);
+      } else {
+        expect(figure.kind).toBe("value");
+      }
+    }
+    expect(report.targets.length).toBeGreaterThan(0);
+  });
+});
