@@ -40,7 +40,7 @@ export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.j
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
-export { callState, endedAmong, findActivationEnd, type RecordRow, readRecords } from "./ops/records.js";
+export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
 export { heartbeat, registerServer, stopServer } from "./ops/servers.js";
 export {
   createSession,
@@ -53,6 +53,7 @@ export {
   type SessionCursor,
   type SessionPage,
   type SessionRow,
+  sessionStatus,
 } from "./ops/sessions.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";

@@ -15,14 +15,37 @@ export async function readRecords(sql: Sql, sessionId: string, after: number, li
     ORDER BY seq LIMIT ${limit}`;
 }
 
-/** The activation_ended record that answers a user message, if it has been written. */
-export async function findActivationEnd(sql: Sql, sessionId: string, messageSeq: number): Promise<RecordRow | null> {
-  const [row] = await sql<RecordRow[]>`
-    SELECT seq, kind, payload, created_at FROM records
-    WHERE session_id = ${sessionId} AND seq > ${messageSeq} AND kind = 'activation_ended'
-      AND payload->>'message' = ${String(messageSeq)}
-    LIMIT 1`;
-  return row ?? null;
+export interface TurnState {
+  /** The activation_ended record answering the message, once written. */
+  end: { seq: number; payload: unknown } | null;
+  status: "active" | "ended";
+  lastSeq: number;
+}
+
+/**
+ * Where a user message's turn stands, in one small query (never the session's model or tools
+ * columns): its activation_ended if written, else whether the session is still active. Null when
+ * the session is gone.
+ */
+export async function turnState(sql: Sql, sessionId: string, messageSeq: number): Promise<TurnState | null> {
+  const [row] = await sql<
+    { end_seq: number | null; end_payload: unknown; status: "active" | "ended"; last_seq: number }[]
+  >`
+    SELECT e.seq AS end_seq, e.payload AS end_payload, s.status, s.last_seq
+    FROM sessions s
+    LEFT JOIN LATERAL (
+      SELECT seq, payload FROM records
+      WHERE session_id = s.id AND seq > ${messageSeq} AND kind = 'activation_ended'
+        AND payload->>'message' = ${String(messageSeq)}
+      LIMIT 1
+    ) e ON true
+    WHERE s.id = ${sessionId}`;
+  if (!row) return null;
+  return {
+    end: row.end_seq === null ? null : { seq: row.end_seq, payload: row.end_payload },
+    status: row.status,
+    lastSeq: row.last_seq,
+  };
 }
 
 /** Whether a call exists, and its state, to explain a refused host report. */

@@ -60,6 +60,16 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
   };
 }
 
+/** Status and last sequence only: cheap enough for hot paths (no model or tools columns). */
+export async function sessionStatus(
+  sql: Sql,
+  id: string,
+): Promise<{ status: "active" | "ended"; lastSeq: number } | null> {
+  const [row] = await sql<{ status: "active" | "ended"; last_seq: number }[]>`
+    SELECT status, last_seq FROM sessions WHERE id = ${id}`;
+  return row ? { status: row.status, lastSeq: row.last_seq } : null;
+}
+
 export async function getSession(sql: Sql, id: string): Promise<SessionRow | null> {
   const [row] = await sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${id}`;
   return row ?? null;

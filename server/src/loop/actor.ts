@@ -79,14 +79,14 @@ export class SessionActor {
       this.running = true;
       this.dirty = false;
       void this.drive(async () => {
-        await this.callModel(
+        const outcome = await this.callModel(
           [
             { kind: "user_message", payload: { text } },
             { kind: "activation_started", payload: { cause: "user_message", message: rel(-1) } },
           ],
           (written) => resolve(written ? written[0]!.seq : null),
         );
-        return true;
+        return outcome === "ended";
       }).finally(() => resolve(null));
     });
   }
@@ -143,19 +143,17 @@ export class SessionActor {
     }
     if (s.activation) {
       if (!roundSettled(s)) return false;
-      await this.callModel([]);
-      return true;
+      return (await this.callModel([])) === "ended";
     }
     const message = s.messages[0];
     if (message) {
-      await this.callModel([{ kind: "activation_started", payload: { cause: "user_message", message: message.seq } }]);
-      return true;
+      const start = { kind: "activation_started", payload: { cause: "user_message", message: message.seq } };
+      return (await this.callModel([start])) === "ended";
     }
     if (s.backlog.length > 0) {
       const payload: Record<string, unknown> = { cause: "observations", observations: s.backlog.map((o) => o.seq) };
       if (this.lastWindow) payload.wake = this.lastWindow;
-      await this.callModel([{ kind: "activation_started", payload }]);
-      return true;
+      return (await this.callModel([{ kind: "activation_started", payload }])) === "ended";
     }
     return false;
   }
@@ -186,7 +184,15 @@ export class SessionActor {
     return result.records;
   }
 
-  private async callModel(start: NewRecord[], onStarted?: (written: Appended[] | null) => void): Promise<void> {
+  /**
+   * One model call and what follows from its answer. "dispatched": tool calls went out, and the
+   * loop continues only when their observations wake it (through the window), never by looking
+   * again right away; "ended": the activation ended, so queued work may start at once.
+   */
+  private async callModel(
+    start: NewRecord[],
+    onStarted?: (written: Appended[] | null) => void,
+  ): Promise<"dispatched" | "ended" | "stopped"> {
     const wake = start.length === 0 && this.lastWindow ? { wake: this.lastWindow } : {};
     this.lastWindow = null;
     const written = await this.append([
@@ -194,7 +200,7 @@ export class SessionActor {
       { kind: "model_call_started", payload: { origin: { type: "agentloop" }, ...wake } },
     ]);
     onStarted?.(written);
-    if (!written) return;
+    if (!written) return "stopped";
     const callSeq = written[written.length - 1]!.seq;
     const activation = this.state.activation!.seq;
     let response: ModelResponse;
@@ -204,7 +210,7 @@ export class SessionActor {
         { signal: this.abort.signal, index: this.state.modelCalls - 1 },
       );
     } catch (error) {
-      if (this.stopped) return;
+      if (this.stopped) return "stopped";
       const message = error instanceof Error ? error.message : String(error);
       await this.append([
         {
@@ -213,7 +219,7 @@ export class SessionActor {
         },
         { kind: "activation_ended", payload: this.ending(activation, "failed", "") },
       ]);
-      return;
+      return "ended";
     }
     const ended: NewRecord = {
       kind: "model_call_ended",
@@ -230,11 +236,13 @@ export class SessionActor {
         { kind: "assistant_message", payload: { activation, text: response.text } },
         { kind: "activation_ended", payload: this.ending(activation, "completed", response.text) },
       ]);
-      return;
+      return "ended";
     }
     const calls = this.rt.dispatch.plan(this.session, activation, response.toolCalls);
     const written2 = await this.append([ended, ...calls]);
-    if (written2) await this.rt.dispatch.afterCommit(this.session.id, written2, [ended, ...calls]);
+    if (!written2) return "stopped";
+    await this.rt.dispatch.afterCommit(this.session.id, written2, [ended, ...calls]);
+    return "dispatched";
   }
 
   private ending(activation: number, status: string, text: string): Record<string, unknown> {

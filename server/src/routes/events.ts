@@ -1,5 +1,5 @@
 import { BrainError, EventsQuerySchema, type JournalEvent } from "@aexhq/brain-contracts";
-import { getSession, readRecords } from "@aexhq/brain-db";
+import { getSession, readRecords, sessionStatus } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { parseInput } from "../plugins/validate.js";
 import { SessionParamsSchema } from "./params.js";
@@ -62,8 +62,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
           }
           if (!query.follow || finished) break;
           // Deleted, or ended before the cursor (a stream resumed after session_ended): done.
-          const session = await getSession(rt.sql, id);
-          if (!session || (session.status === "ended" && last >= session.last_seq)) finished = true;
+          const session = await sessionStatus(rt.sql, id);
+          if (!session || (session.status === "ended" && last >= session.lastSeq)) finished = true;
         } while (again && !closed && !finished);
         if (!query.follow || finished) end();
       } catch (error) {

@@ -4,7 +4,7 @@ import {
   PostMessageBodySchema,
   type PostMessageResult,
 } from "@aexhq/brain-contracts";
-import { appendRecords, findActivationEnd, getSession, Touch, type WriteOp } from "@aexhq/brain-db";
+import { appendRecords, getSession, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { parseInput } from "../plugins/validate.js";
 import type { Runtime } from "../runtime.js";
@@ -57,14 +57,13 @@ async function waitForActivation(
       try {
         do {
           again = false;
-          const row = await findActivationEnd(rt.sql, sessionId, messageSeq);
-          if (row) {
-            const p = row.payload as { status: ActivationResult["status"]; text: string };
-            return finish({ sequence: row.seq, status: p.status, text: p.text ?? "" });
+          const state = await turnState(rt.sql, sessionId, messageSeq);
+          if (!state) return finish(null, new BrainError("not_found", "The session was deleted."));
+          if (state.end) {
+            const p = state.end.payload as { status: ActivationResult["status"]; text: string };
+            return finish({ sequence: state.end.seq, status: p.status, text: p.text ?? "" });
           }
-          const session = await getSession(rt.sql, sessionId);
-          if (!session) return finish(null, new BrainError("not_found", "The session was deleted."));
-          if (session.status === "ended") return finish({ sequence: session.last_seq, status: "cancelled", text: "" });
+          if (state.status === "ended") return finish({ sequence: state.lastSeq, status: "cancelled", text: "" });
         } while (again && !done);
       } catch (error) {
         finish(null, error);
