@@ -135,6 +135,38 @@ describe("wake batching (5 ms from the first pending commit)", () => {
   });
 });
 
+describe("the loop after a tool round", () => {
+  it("continues only through a wake window: every continuation model call records its window", async () => {
+    const client = new Brain({ url: brain.url, token: brain.token });
+    try {
+      const quick = tool({
+        name: "quick",
+        description: "Finishes at once.",
+        input: z.object({}),
+        run: async (_i, ctx) => ctx.finish(1),
+      });
+      const turns = 30;
+      const steps = Array.from({ length: turns }, () => [
+        { toolCalls: [{ name: "quick", input: {} }] },
+        { text: "ok" },
+      ]).flat();
+      const session = await client.sessions.create({
+        model: { provider: "scripted", script: steps },
+        tools: [quick()],
+      });
+      for (let i = 0; i < turns; i++) expect(await session.send("go")).toBe("ok");
+      const modelCalls = await brain.db.sql<{ payload: { wake?: unknown } }[]>`
+        SELECT payload FROM journal WHERE session_id = ${session.id} AND kind = 'model_call_started' ORDER BY seq`;
+      // Odd model calls open a turn (woken by the message); even ones continue after the tool.
+      const after = modelCalls.filter((_, i) => i % 2 === 1);
+      expect(after).toHaveLength(turns);
+      for (const c of after) expect(c.payload.wake).toBeDefined();
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("WakeWindow", () => {
   it("opens on the first commit, is not extended by later ones, and fires once", () => {
     vi.useFakeTimers();
