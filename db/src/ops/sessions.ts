@@ -120,17 +120,17 @@ export function endSession(id: string, reason: string): WriteOp<EndResult> {
       return keys;
     },
     run: async (tx) => {
-      const [locked] = await tx`SELECT status FROM sessions WHERE id = ${id} FOR UPDATE`;
-      if (locked?.status !== "active") return { ended: false, cancelled: [] };
+      // Calls first, then the session row: the order every other write takes these locks in.
       const cancelled = await cancel.run(tx);
-      await tx`
+      const [ended] = await tx`
         WITH s AS (
           UPDATE sessions SET status = 'ended', ended_at = now(), last_seq = last_seq + 1
-          WHERE id = ${id} RETURNING last_seq
+          WHERE id = ${id} AND status = 'active' RETURNING last_seq
         )
         INSERT INTO records (session_id, seq, kind, payload)
-        SELECT ${id}, last_seq, 'session_ended', ${JSON.stringify({ reason })}::text::jsonb FROM s`;
-      return { ended: true, cancelled };
+        SELECT ${id}, last_seq, 'session_ended', ${JSON.stringify({ reason })}::text::jsonb FROM s
+        RETURNING seq`;
+      return { ended: ended !== undefined, cancelled };
     },
   };
 }

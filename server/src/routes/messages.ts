@@ -4,7 +4,7 @@ import {
   PostMessageBodySchema,
   type PostMessageResult,
 } from "@aexhq/brain-contracts";
-import { appendRecords, getSession, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
+import { appendRecords, sessionStatus, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { parseInput } from "../plugins/validate.js";
 import type { Runtime } from "../runtime.js";
@@ -22,8 +22,7 @@ function appendMessage(rt: Runtime, sessionId: string, text: string): WriteOp<nu
       op.run(tx).then(async (r) => {
         const first = r.records[0];
         if (first) return first.seq;
-        const row = await getSession(rt.sql, sessionId);
-        throw new BrainError(row ? "session_ended" : "not_found");
+        throw new BrainError((await sessionStatus(rt.sql, sessionId)) ? "session_ended" : "not_found");
       }),
   };
 }
