@@ -42,3 +42,22 @@ describe("the public entry point", () => {
     expect(named.env).toEqual({ type: "host", name: "app" });
   });
 });
+
+describe("the SDK's dependencies", () => {
+  it("imports nothing of the server, the worker or the database", async () => {
+    const { readFileSync, readdirSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { fileURLToPath } = await import("node:url");
+    const root = fileURLToPath(new URL("..", import.meta.url));
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(["@aexhq/brain-contracts", "ws", "zod"]);
+    const allowed = /^(node:|\.\.?\/|@aexhq\/brain-contracts$|ws$|zod$)/;
+    for (const file of readdirSync(join(root, "src"))) {
+      const text = readFileSync(join(root, "src", file), "utf8");
+      for (const [, spec] of text.matchAll(/from "([^"]+)"/g)) expect(spec, `${file} imports ${spec}`).toMatch(allowed);
+      expect(text).not.toMatch(/import\("(?!node:|\.)/);
+    }
+  });
+});
