@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { buildApp, parseConfig } from "@aexhq/brain-server";
 import type { FastifyInstance } from "fastify";
 import { createTestDatabase, type TestDatabase } from "./database.js";
+import { type ServerProcess, spawnServer } from "./server-process.js";
 
 export interface InProcessBrain {
   url: string;
@@ -36,6 +37,30 @@ export async function startBrain(
     async close() {
       await app.close();
       if (!options.db) await db.drop();
+    },
+  };
+}
+
+export interface SpawnedBrain {
+  url: string;
+  token: string;
+  db: TestDatabase;
+  server: ServerProcess;
+  close(): Promise<void>;
+}
+
+/** A Brain server as its own process (`node server/dist/main.js`) on a fresh database. */
+export async function spawnBrain(options: { env?: Record<string, string> } = {}): Promise<SpawnedBrain> {
+  const db = await createTestDatabase({ max: 10 });
+  const server = await spawnServer({ databaseUrl: db.url, env: { BRAIN_LOG_LEVEL: "warn", ...options.env } });
+  return {
+    url: server.url,
+    token: server.token,
+    db,
+    server,
+    async close() {
+      await server.stop();
+      await db.drop();
     },
   };
 }

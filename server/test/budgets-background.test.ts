@@ -1,15 +1,15 @@
 import { Brain, BrainError, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { type SpawnedBrain, spawnBrain } from "../../testkit/brain.js";
 import { scripted } from "../../testkit/turns.js";
 import { until } from "../../testkit/wait.js";
 
 const BUDGET = 1000;
-let brain: InProcessBrain;
+let brain: SpawnedBrain;
 let client: Brain;
 beforeAll(async () => {
-  brain = await startBrain({ env: { BRAIN_MAX_EMITTED_BYTES: String(BUDGET) } });
+  brain = await spawnBrain({ env: { BRAIN_MAX_EMITTED_BYTES: String(BUDGET) } });
   client = new Brain({ url: brain.url, token: brain.token });
 });
 afterAll(async () => {

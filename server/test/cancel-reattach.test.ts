@@ -1,13 +1,13 @@
 import { Brain, BrainError, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { type SpawnedBrain, spawnBrain } from "../../testkit/brain.js";
 import { scripted } from "../../testkit/turns.js";
 import { until } from "../../testkit/wait.js";
 
-let brain: InProcessBrain;
+let brain: SpawnedBrain;
 beforeAll(async () => {
-  brain = await startBrain();
+  brain = await spawnBrain();
 });
 afterAll(async () => {
   await brain?.close();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { type ServerProcess, spawnServer } from "../../testkit/server-process.js";
-import { scripted } from "../../testkit/turns.js";
+import { postMessage, scripted } from "../../testkit/turns.js";
 import { until } from "../../testkit/wait.js";
 
 // Several server processes on one database, spawned and killed for real.
@@ -179,5 +179,39 @@ describe("several servers on one database", () => {
     const [call] = await db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id}`;
     expect(call!.outcome).toEqual({ status: "unknown", cause: "server_lost" });
     expect(runs).toBe(1);
+  });
+  it("a deadline still fires after the server that armed it was killed (the pg-boss backstop, or its successor)", async () => {
+    const a = await server();
+    const never = tool({
+      name: "never",
+      description: "Its host is gone before it is called.",
+      input: z.object({}),
+      timeoutMs: 2500,
+      run: async () => {},
+    });
+    const first = client(a.url);
+    const session = await first.sessions.create({
+      model: scripted({ toolCalls: [{ name: "never", input: {} }] }, { text: "timed out" }),
+      tools: [never()],
+    });
+    await first.close(); // the call will wait for its host, pending, until its deadline
+    await postMessage(a, session.id, "go");
+    await untilSlow(async () => {
+      const [row] = await db.sql`SELECT status FROM tool_calls WHERE session_id = ${session.id}`;
+      return row?.status === "pending";
+    });
+    await a.kill("SIGKILL");
+    servers.push(await spawnServer({ databaseUrl: db.url, token, env: { BRAIN_DATA_DIR: a.dataDir } }));
+    const ended = await untilSlow(async () => {
+      const [row] = await db.sql`SELECT status, outcome FROM tool_calls WHERE session_id = ${session.id}`;
+      return row?.status === "ended" ? row : undefined;
+    });
+    expect(ended.outcome).toEqual({ status: "timeout", cause: "deadline" });
+    const text = await untilSlow(async () => {
+      const [row] = await db.sql`
+        SELECT payload->>'text' AS text FROM journal WHERE session_id = ${session.id} AND kind = 'activation_ended'`;
+      return row?.text as string | undefined;
+    });
+    expect(text).toBe("timed out");
   });
 });
