@@ -42,6 +42,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       redact: { paths: ["req.headers.authorization", "req.headers['idempotency-key']"], remove: true },
     },
     bodyLimit: MAX_BODY_BYTES,
+    // preClose has already ended streams, waiting requests and host sockets: whatever is still
+    // open when the server closes is dropped rather than waited for.
+    forceCloseConnections: true,
     logController: new LogController({
       disableRequestLogging: options.config.logLevel !== "debug" && options.config.logLevel !== "trace",
     }),

@@ -136,9 +136,22 @@ export async function startRuntime(
         .submit(endCalls({ serverId }, { status: "unknown", cause: "connection_lost" }))
         .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
       await writer.close();
-      await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
-      await listener.unlisten().catch(() => {});
-      await stopServer(sql, serverId).catch(() => {});
+      // A shutdown must end: each remaining step gets a bounded wait.
+      await bounded(boss.stop({ graceful: false, timeout: 2000 }), 3000);
+      await bounded(listener.unlisten(), 2000);
+      await bounded(stopServer(sql, serverId), 2000);
     },
   });
+}
+
+/** Waits for `work` at most `ms`; a failure or a timeout is ignored (used on shutdown only). */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }

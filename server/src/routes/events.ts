@@ -31,9 +31,17 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       closed = true;
       unsubscribe();
       res.end();
+      // Unsent lines for a reader that stopped reading would keep the socket open.
+      if (res.writableNeedDrain) res.destroy();
     };
     const write = async (line: string) => {
-      if (!res.write(line)) await new Promise<void>((resolve) => res.once("drain", resolve));
+      // A reader that stopped reading must not hold the stream (or a shutdown) forever.
+      if (!res.write(line)) {
+        await new Promise<void>((resolve) => {
+          res.once("drain", resolve);
+          res.once("close", resolve);
+        });
+      }
     };
     const pump = async () => {
       if (reading) {
