@@ -21,15 +21,17 @@ export async function runServer(config: Config): Promise<RunningServer> {
   const app = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken });
   const address = await app.listen({ host: config.host, port: config.port });
   const url = address.replace("[::1]", "localhost");
-  process.stdout.write(`Brain listening on ${url}\n`);
-  process.stdout.write(
-    `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}\n`,
-  );
+  // One write, so a reader that saw the first line has the whole banner.
+  const banner = [
+    `Brain listening on ${url}`,
+    `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}`,
+  ];
   if (dev) {
     // The operator asked for a generated token by not setting one; showing it is the point.
-    process.stdout.write(`Operator token (saved in ${dev.path}): ${dev.token}\n`);
-    process.stdout.write(`Try: export BRAIN_URL=${url} BRAIN_TOKEN=${dev.token}\n`);
+    banner.push(`Operator token (saved in ${dev.path}): ${dev.token}`);
+    banner.push(`Try: export BRAIN_URL=${url} BRAIN_TOKEN=${dev.token}`);
   }
+  process.stdout.write(`${banner.join("\n")}\n`);
   let closed: Promise<void> | undefined;
   return {
     url,

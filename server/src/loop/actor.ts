@@ -142,7 +142,16 @@ export class SessionActor {
       return true;
     }
     if (s.activation) {
-      if (!roundSettled(s)) return false;
+      if (!roundSettled(s)) {
+        this.lastWindow = null;
+        return false;
+      }
+      // Observations reach the model only through a wake window (5 ms from the first of them):
+      // a round this actor saw settle on some other wake-up waits for its window to close.
+      if (this.lastWindow === null) {
+        this.window.observe();
+        return false;
+      }
       return (await this.callModel([])) === "ended";
     }
     const message = s.messages[0];
@@ -151,6 +160,10 @@ export class SessionActor {
       return (await this.callModel([start])) === "ended";
     }
     if (s.backlog.length > 0) {
+      if (this.lastWindow === null) {
+        this.window.observe();
+        return false;
+      }
       const payload: Record<string, unknown> = { cause: "observations", observations: s.backlog.map((o) => o.seq) };
       if (this.lastWindow) payload.wake = this.lastWindow;
       return (await this.callModel([{ kind: "activation_started", payload }])) === "ended";
