@@ -1,5 +1,5 @@
 import { PgBoss } from "pg-boss";
-import type { TransactionSql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import { bossSchemaFor } from "./schema-name.js";
 
 /** The queue of deadline backstop jobs: one per second that holds at least one deadline. */
@@ -61,4 +61,31 @@ export async function enqueueDeadlineJob(boss: PgBoss, tx: TransactionSql, bucke
 /** Enqueues a component call's job inside `tx`, so it commits with the call's tool_call_started. */
 export async function enqueueComponentJob(boss: PgBoss, tx: TransactionSql, job: ComponentJob): Promise<void> {
   await boss.send(COMPONENT_QUEUE, { ...job }, { db: transactionDb(tx) });
+}
+
+/** A pending component call older than this, with no claim, is presumed to have lost its job. */
+export const LOST_JOB_SECONDS = 30;
+
+/**
+ * Enqueues again the jobs of component calls that have waited `pending` for LOST_JOB_SECONDS (at
+ * most once per that period per call, whichever worker gets there first): a worker that dies
+ * after pg-boss handed it a job but before it claimed the call would otherwise leave the call
+ * waiting for its deadline, or forever. A duplicate job is harmless: only a pending call can be
+ * claimed. Returns how many were enqueued.
+ */
+export async function requeueLostComponentJobs(sql: Sql, boss: PgBoss): Promise<number> {
+  return sql.begin(async (tx) => {
+    const rows = await tx<{ session_id: string; seq: number }[]>`
+      UPDATE calls SET requeued_at = now()
+      WHERE (session_id, seq) IN (
+        SELECT session_id, seq FROM calls
+        WHERE state = 'pending' AND executor = 'component'
+          AND started_at < now() - make_interval(secs => ${LOST_JOB_SECONDS})
+          AND (requeued_at IS NULL OR requeued_at < now() - make_interval(secs => ${LOST_JOB_SECONDS}))
+        LIMIT 100
+        FOR UPDATE SKIP LOCKED)
+      RETURNING session_id, seq`;
+    for (const r of rows) await enqueueComponentJob(boss, tx, { sessionId: r.session_id, seq: r.seq });
+    return rows.length;
+  });
 }

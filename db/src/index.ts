@@ -5,6 +5,8 @@ export {
   deadlineBucket,
   enqueueComponentJob,
   enqueueDeadlineJob,
+  LOST_JOB_SECONDS,
+  requeueLostComponentJobs,
   startBoss,
   transactionDb,
 } from "./boss.js";

@@ -12,9 +12,11 @@ import {
   JournalWriter,
   listenForCommits,
   migrate,
+  requeueLostComponentJobs,
   startBoss,
   stopServer,
 } from "@aexhq/brain-db";
+import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { ComponentCache } from "./component-cache.js";
 import type { WorkerConfig } from "./config.js";
@@ -37,6 +39,8 @@ export interface RunningWorker {
 }
 
 const HEARTBEAT_MS = 1000;
+/** Looks for component calls whose job was lost every few heartbeats. */
+const REQUEUE_EVERY_TICKS = 5;
 /**
  * On stop, how long running invocations get to finish by themselves. The whole stop stays well
  * under the 10 s a launcher gives a process to exit.
@@ -69,6 +73,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   );
 
   let ticking = false;
+  let ticks = 0;
+  let bossReady: PgBoss | undefined;
   const tick = async () => {
     if (ticking) return;
     ticking = true;
@@ -79,6 +85,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         identity = await register(sql);
       }
       await checkEnded();
+      if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
+        const requeued = await requeueLostComponentJobs(sql, bossReady);
+        if (requeued > 0) log.warn({ requeued }, "enqueued again the jobs of component calls left pending");
+      }
     } catch (err) {
       log.warn({ err }, "heartbeat failed");
     } finally {
@@ -88,6 +98,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const heartbeat = setInterval(() => void tick(), HEARTBEAT_MS);
 
   const boss = await startBoss(options.databaseUrl, options.schema, (err) => log.warn({ err }, "pg-boss error"));
+  bossReady = boss;
   const deps = {
     sql,
     writer,

@@ -1,0 +1,75 @@
+// A worker that dies after pg-boss handed it a job but before it claimed the call leaves the call
+// pending with no job left to run it. Workers enqueue such calls' jobs again.
+import { randomUUID } from "node:crypto";
+import { appendRecords, LOST_JOB_SECONDS } from "@aexhq/brain-db";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { testComponent } from "../../testkit/components.js";
+import {
+  createComponentSession,
+  type Harness,
+  inProcessWorker,
+  type RunningWorker,
+  startActivation,
+  startHarness,
+  uploadComponent,
+  waitForEnd,
+} from "./support.js";
+
+let h: Harness;
+let worker: RunningWorker | undefined;
+let session: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
+  session = await createComponentSession(h, [{ sha256 }]);
+}, 180_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await h?.close();
+});
+
+/** A pending component call whose job never made it (as if its worker died holding it). */
+async function orphanedCall(ageSeconds: number): Promise<number> {
+  const activation = await startActivation(h, session);
+  const { records } = await h.writer.submit(
+    appendRecords(session, [
+      {
+        kind: "tool_call_started",
+        payload: { tool: "tool", callId: randomUUID(), input: { steps: [{ op: "finish-answers" }] }, activation },
+        call: {
+          tool: "tool",
+          activationSeq: activation,
+          hostId: null,
+          connectionId: null,
+          state: "pending",
+          deadlineAt: null,
+          executor: "component",
+        },
+      },
+    ]),
+  );
+  const seq = records[0]!.seq;
+  await h.db.sql`
+    UPDATE calls SET started_at = now() - make_interval(secs => ${ageSeconds}) WHERE session_id = ${session} AND seq = ${seq}`;
+  return seq;
+}
+
+it("enqueues the job of a call left pending past LOST_JOB_SECONDS again, and the call runs once", async () => {
+  const lost = await orphanedCall(LOST_JOB_SECONDS + 5);
+  const fresh = await orphanedCall(0);
+  worker = await inProcessWorker(h);
+  const row = await waitForEnd(h.db.sql, session, lost, 30_000);
+  expect(row.outcome).toMatchObject({ status: "ok" });
+  const [requeued] = await h.db.sql`
+    SELECT requeued_at IS NOT NULL AS requeued FROM calls WHERE session_id = ${session} AND seq = ${lost}`;
+  expect(requeued!.requeued).toBe(true);
+  const results = await h.db.sql`
+    SELECT count(*)::int AS n FROM journal
+    WHERE session_id = ${session} AND kind = 'tool_result' AND (payload->>'call')::bigint = ${lost}`;
+  expect(results[0]!.n).toBe(1);
+  // A call that has not waited that long is left to its own job (it has none here: still pending).
+  const [young] = await h.db.sql`SELECT state, requeued_at FROM calls WHERE session_id = ${session} AND seq = ${fresh}`;
+  expect(young).toMatchObject({ state: "pending", requeued_at: null });
+});
