@@ -1,13 +1,12 @@
 import type { CommitKeys } from "@aexhq/brain-db";
-
-type SessionListener = (bits: number) => void;
+import { KeyedListeners } from "./keyed-listeners.js";
 
 /**
  * Delivers committed keys inside this process: from our own journal writer directly, and from
  * other processes through LISTEN/NOTIFY. Subscribers re-read the tables; the bus carries no data.
  */
 export class CommitBus {
-  private readonly sessions = new Map<string, Set<SessionListener>>();
+  private readonly sessions = new KeyedListeners<[bits: number]>();
   private readonly sessionHooks: ((sessionId: string, bits: number) => void)[] = [];
   private readonly hostHooks: ((hostId: string) => void)[] = [];
   private readonly rescanHooks: (() => void)[] = [];
@@ -15,8 +14,7 @@ export class CommitBus {
   deliver(keys: CommitKeys): void {
     for (const [id, bits] of keys.sessions) {
       for (const hook of this.sessionHooks) hook(id, bits);
-      const set = this.sessions.get(id);
-      if (set) for (const fn of [...set]) fn(bits);
+      this.sessions.emit(id, bits);
     }
     for (const h of keys.hosts) for (const hook of this.hostHooks) hook(h);
   }
@@ -26,17 +24,8 @@ export class CommitBus {
     for (const hook of this.rescanHooks) hook();
   }
 
-  onSession(sessionId: string, fn: SessionListener): () => void {
-    let set = this.sessions.get(sessionId);
-    if (!set) {
-      set = new Set();
-      this.sessions.set(sessionId, set);
-    }
-    set.add(fn);
-    return () => {
-      set.delete(fn);
-      if (set.size === 0 && this.sessions.get(sessionId) === set) this.sessions.delete(sessionId);
-    };
+  onSession(sessionId: string, fn: (bits: number) => void): () => void {
+    return this.sessions.on(sessionId, fn);
   }
 
   onAnySession(fn: (sessionId: string, bits: number) => void): void {
