@@ -37,6 +37,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.log ?? (() => {});
   const bin = await binaries();
   const ids = runAsIds();
+  if (ids) {
+    await mkdir(dirname(dataDir), { recursive: true });
+    // As root, Postgres runs as the postgres user, which must reach the binaries and the data
+    // directory: a checkout inside a 0700 directory (mktemp -d) would hide both from it.
+    await letOthersTraverse(dirname(bin.initdb));
+    await letOthersTraverse(dirname(dataDir));
+  }
   await initdbOnce(bin.initdb, dataDir, ids);
   await clearStalePostmaster(dataDir);
   // A picked port can be taken between picking and binding; then pick again.
@@ -80,6 +87,15 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
 }
 
 type Ids = { uid: number; gid: number } | undefined;
+
+/** Adds the search (x) bit for others on `dir` and each ancestor lacking it; never read or write. */
+async function letOthersTraverse(dir: string): Promise<void> {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const { mode } = await stat(d);
+    if ((mode & 0o001) === 0) await chmod(d, (mode & 0o7777) | 0o001);
+    if (dirname(d) === d) return;
+  }
+}
 
 /** Postgres refuses to run as root; as root, run it as the `postgres` user, created if missing. */
 function runAsIds(): Ids {
