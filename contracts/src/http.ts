@@ -101,8 +101,15 @@ export const ListSessionsQuerySchema = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
+/** Text Postgres can store: no NUL characters, no unpaired UTF-16 surrogates. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export const PostMessageBodySchema = z.strictObject({
-  text: z.string().min(1).max(MAX_MESSAGE_CHARS),
+  text: z
+    .string()
+    .min(1)
+    .max(MAX_MESSAGE_CHARS)
+    .refine((t) => !UNSTORABLE.test(t), "NUL characters and unpaired surrogates cannot be stored"),
   /** Hold the request until the activation this message starts has ended. */
   wait: z.boolean().default(false),
 });
