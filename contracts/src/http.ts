@@ -102,14 +102,15 @@ export const ListSessionsQuerySchema = z.strictObject({
 });
 
 /** Text Postgres can store: no NUL characters, no unpaired UTF-16 surrogates. */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const storable = (t: string) => !t.includes("\u0000") && !UNPAIRED_SURROGATE.test(t);
 
 export const PostMessageBodySchema = z.strictObject({
   text: z
     .string()
     .min(1)
     .max(MAX_MESSAGE_CHARS)
-    .refine((t) => !UNSTORABLE.test(t), "NUL characters and unpaired surrogates cannot be stored"),
+    .refine(storable, "NUL characters and unpaired surrogates cannot be stored"),
   /** Hold the request until the activation this message starts has ended. */
   wait: z.boolean().default(false),
 });
