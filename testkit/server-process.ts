@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { TEST_SECRET_KEY } from "./secrets.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -62,6 +63,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ServerPr
       BRAIN_HOST: "127.0.0.1",
       BRAIN_API_TOKEN: token,
       BRAIN_DATA_DIR: dataDir,
+      BRAIN_SECRET_KEY: TEST_SECRET_KEY,
       ...options.env,
     },
   });

@@ -49,8 +49,21 @@ export const ERROR_CODES = {
   not_supported: {
     http: 501,
     scope: "api",
-    message: "Not available yet: model calls from tools arrive with the model issue.",
+    message: "The capability is not available to this caller (e.g. the scripted provider from a tool).",
   },
+  invalid_model_request: { http: 400, scope: "api", message: "A tool's ModelRequest failed validation." },
+  model_budget_exceeded: {
+    http: 409,
+    scope: "api",
+    message: "The activation's BRAIN_MAX_MODEL_CALLS budget is spent; no model call was made.",
+  },
+  environment_denied: {
+    http: 403,
+    scope: "api",
+    message: "The session was not authorised for this environment operation (environmentControl).",
+  },
+  environment_not_found: { http: 404, scope: "api", message: "The session has no environment of that name." },
+  environment_exists: { http: 409, scope: "api", message: "The session already has an environment of that name." },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
   internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
   invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },
@@ -87,6 +100,31 @@ export const ERROR_CODES = {
     scope: "outcome",
     message: "The result exceeds the frame size limit; it was replaced by this error.",
   },
+  model_error: { http: 200, scope: "outcome", message: "The model provider failed or answered malformed output." },
+  model_auth_failed: { http: 200, scope: "outcome", message: "The model provider refused the session's credentials." },
+  model_rate_limited: { http: 200, scope: "outcome", message: "The model provider rate-limited the request." },
+  model_bad_request: { http: 200, scope: "outcome", message: "The model provider rejected the request as invalid." },
+  model_unavailable: {
+    http: 200,
+    scope: "outcome",
+    message: "The model provider could not be reached or answered a server error.",
+  },
+  model_timeout: { http: 200, scope: "outcome", message: "The model provider did not answer within its timeout." },
+  model_call_stopped: {
+    http: 200,
+    scope: "outcome",
+    message: "A tool's model request was stopped: the tool finished, was interrupted or reached its deadline.",
+  },
+  http_error: {
+    http: 200,
+    scope: "outcome",
+    message: "An HTTP tool or Environment answered a non-2xx status, a malformed body, or could not be reached.",
+  },
+  tool_unfinished: {
+    http: 200,
+    scope: "outcome",
+    message: "An HTTP application tool answered its request without finishing the call.",
+  },
   not_connected: { http: 0, scope: "sdk", message: "The SDK has no open connection to Brain." },
   connection_closed: { http: 0, scope: "sdk", message: "The connection to Brain closed before an answer arrived." },
   execution_finished: {
@@ -105,6 +143,16 @@ export const ERROR_CODES = {
     http: 0,
     scope: "sdk",
     message: "Reattachment needs exactly the session's original host tools, with identical advertised schemas.",
+  },
+  not_available_in_http_tool: {
+    http: 0,
+    scope: "sdk",
+    message: "HTTP application tools get no model calls, arbitrary events or Environment control.",
+  },
+  request_ended: {
+    http: 0,
+    scope: "sdk",
+    message: "The HTTP tool request has been answered; no work continues beyond its lifetime.",
   },
   request_failed: { http: 0, scope: "sdk", message: "An HTTP request to Brain failed without a Brain error body." },
 } as const;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EnvironmentOperationSchema } from "./http.js";
 import { OutcomeSchema } from "./outcome.js";
 
 /**
@@ -51,6 +52,28 @@ export const FinishFrameSchema = z.strictObject({
   content: Content,
 });
 export const PingFrameSchema = z.strictObject({ type: z.literal("ping"), id: RequestId });
+/**
+ * ctx.model: one independent model call on behalf of the open call. `request` is a ModelRequest,
+ * validated by the server (invalid_model_request). Answered by an ack whose `value` is the
+ * ModelResult, or a reject.
+ */
+export const ModelFrameSchema = z.strictObject({
+  type: z.literal("model"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  request: z.json(),
+});
+/** ctx.environments: one operation; answered by an ack whose `value` is its result, or a reject. */
+export const EnvironmentFrameSchema = z.strictObject({
+  type: z.literal("environment"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  operation: EnvironmentOperationSchema,
+  name: z.string().max(64).optional(),
+  params: z.json().optional(),
+});
 
 export const HostFrameSchema = z.discriminatedUnion("type", [
   EmitFrameSchema,
@@ -58,6 +81,8 @@ export const HostFrameSchema = z.discriminatedUnion("type", [
   ReturnFrameSchema,
   FinishFrameSchema,
   PingFrameSchema,
+  ModelFrameSchema,
+  EnvironmentFrameSchema,
 ]);
 
 export const WelcomeFrameSchema = z.object({
@@ -80,6 +105,8 @@ export const AckFrameSchema = z.object({
   id: RequestId,
   /** Journal sequence of the committed record (the last one, when a frame wrote several). */
   sequence: z.number().int().nullable(),
+  /** The answer of a request frame (model, environment), when it has one. */
+  value: z.json().optional(),
 });
 export const RejectFrameSchema = z.object({
   type: z.literal("reject"),

@@ -14,20 +14,97 @@ export const GrantsSchema = z.strictObject({
   workspace: z.enum(["read", "write"]).optional(),
 });
 
-/** An application host: the registering application (default name "application") or a named one. */
-export const HostEnvironmentRefSchema = z.strictObject({ type: z.literal("host"), name: EnvName });
+/** An absolute http(s) URL. */
+export const HttpUrlSchema = z
+  .string()
+  .max(2048)
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "an absolute http(s) URL");
+
+/**
+ * An application host: the registering application (default name "application") or a named one.
+ * With `url`, the application serves its tools over HTTP instead of the host connection:
+ * `protocol: "tool"` (default) is the Application tool extension (Brain POSTs the invocation, the
+ * handler finishes it through call-scoped callbacks), `"json"` the v1 convention of `http()` /
+ * `httpTool()` (Brain POSTs the input; the response body is the result).
+ */
+export const HostEnvironmentRefSchema = z.strictObject({
+  type: z.literal("host"),
+  name: EnvName,
+  url: HttpUrlSchema.optional(),
+  protocol: z.enum(["tool", "json"]).optional(),
+});
 /** Brain's own runtime: component tools run by workers, with the binding's grants. */
 export const BrainEnvironmentRefSchema = z.strictObject({
   type: z.literal("brain"),
   name: EnvName,
   filesystem: GrantsSchema.optional(),
 });
+/**
+ * An HTTP Environment: interprets descriptors (`http_json`) against its configured base URL and
+ * headers. Its configuration travels in the session's `environments`, never in a placement.
+ */
+export const HttpEnvironmentRefSchema = z.strictObject({ type: z.literal("http"), name: EnvName });
 /** Where a placed tool runs. */
-export const EnvironmentRefSchema = z.discriminatedUnion("type", [HostEnvironmentRefSchema, BrainEnvironmentRefSchema]);
+export const EnvironmentRefSchema = z.discriminatedUnion("type", [
+  HostEnvironmentRefSchema,
+  BrainEnvironmentRefSchema,
+  HttpEnvironmentRefSchema,
+]);
+
+export const HttpMethodSchema = z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/);
+
+/**
+ * An HTTP Environment's configuration. `headers` are secrets (an Authorization header, say): stored
+ * encrypted, never journaled, never returned; reads show only their names. `setup` is one request
+ * that must succeed before the first invocation; a failure reaches the ordinary tool error path.
+ */
+export const HttpEnvironmentConfigSchema = z.strictObject({
+  baseUrl: HttpUrlSchema,
+  headers: z.record(HeaderName, z.string().max(8192)).optional(),
+  setup: z
+    .strictObject({ method: HttpMethodSchema, path: z.string().min(1).max(2048), body: z.json().optional() })
+    .optional(),
+});
+export const EnvironmentSpecSchema = HttpEnvironmentConfigSchema.extend({
+  type: z.literal("http"),
+  name: EnvName,
+});
+/** A change to an HTTP Environment (ctx.environments.update): given fields replace the old ones. */
+export const EnvironmentPatchSchema = HttpEnvironmentConfigSchema.partial();
+
+export const ENVIRONMENT_OPERATIONS = ["list", "get", "create", "update", "setup", "delete", "call"] as const;
+export const EnvironmentOperationSchema = z.enum(ENVIRONMENT_OPERATIONS);
+/**
+ * What the session's tools may do through ctx.environments: the operations, limited to the named
+ * environments when `environments` is given. Absent means no environment control at all.
+ */
+export const EnvironmentControlSchema = z.strictObject({
+  operations: z.array(EnvironmentOperationSchema).max(ENVIRONMENT_OPERATIONS.length),
+  environments: z.array(EnvName).max(256).optional(),
+});
+
+/** An Environment as ctx.environments shows it: configuration without header values. */
+export const EnvironmentViewSchema = z.object({
+  type: z.literal("http"),
+  name: EnvName,
+  baseUrl: z.string(),
+  headerNames: z.array(z.string()),
+  setup: z.object({ method: HttpMethodSchema, path: z.string() }).nullable(),
+  status: z.enum(["new", "ready", "failed"]),
+  setupError: z.string().nullable(),
+});
 
 export const Sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
 /** A WebAssembly component exporting brain:tool, uploaded beforehand (PUT /v1/components/:sha256). */
 export const ComponentImplementationSchema = z.strictObject({ type: z.literal("component"), sha256: Sha256Schema });
+
+/** An opaque, immutable descriptor its Environment interprets (`implementation: (options) => ...`). */
+export const DescriptorImplementationSchema = z.strictObject({ type: z.literal("descriptor"), descriptor: z.json() });
+export const ImplementationSchema = z.discriminatedUnion("type", [
+  ComponentImplementationSchema,
+  DescriptorImplementationSchema,
+]);
 
 export const ToolPlacementSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME_PATTERN),
@@ -38,8 +115,8 @@ export const ToolPlacementSchema = z.strictObject({
   /** The tool's own run limit in ms; the server bounds it by BRAIN_MAX_TOOL_SECS. 0 = unlimited. */
   timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /** How a non-host tool runs; host tools run their `run` function and have none. */
-  implementation: ComponentImplementationSchema.optional(),
-  /** Parsed, frozen factory options, for tools that run outside the application (components). */
+  implementation: ImplementationSchema.optional(),
+  /** Parsed, frozen factory options, for tools that run outside the application's host connection. */
   options: z.json().optional(),
 });
 
@@ -55,17 +132,43 @@ export const ScriptStepSchema = z.union([
   }),
 ]);
 
+/** A real provider. `apiKey` is encrypted at rest and never journaled, logged or returned. */
+function providerConfig<P extends string>(provider: P) {
+  return z.strictObject({
+    provider: z.literal(provider),
+    /** The provider's model name, e.g. "gpt-4.1-mini" or "claude-sonnet-4-5". */
+    name: z.string().min(1).max(256),
+    apiKey: z.string().min(1).max(4096),
+    /** Another endpoint speaking the same wire format (a local model server, a proxy). */
+    baseUrl: HttpUrlSchema.optional(),
+    /** Per provider request; default 60 s. */
+    timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    /** Generated-token limit per call; Anthropic requires one (default 4096). */
+    maxTokens: z.number().int().positive().max(1_000_000).optional(),
+  });
+}
+export const OpenAIModelConfigSchema = providerConfig("openai");
+export const AnthropicModelConfigSchema = providerConfig("anthropic");
+
 export const ModelConfigSchema = z.discriminatedUnion("provider", [
   z.strictObject({
     provider: z.literal("scripted"),
     script: z.array(ScriptStepSchema).max(MAX_SCRIPT_STEPS),
+    /** Answers to tools' model calls (ctx.model), in order; empty text once exhausted. */
+    toolScript: z.array(ScriptStepSchema).max(MAX_SCRIPT_STEPS).optional(),
   }),
+  OpenAIModelConfigSchema,
+  AnthropicModelConfigSchema,
 ]);
 
 export const CreateSessionBodySchema = z.strictObject({
   model: ModelConfigSchema,
   tools: z.array(ToolPlacementSchema).max(MAX_TOOLS_PER_SESSION).default([]),
   hostId: Uuid.optional(),
+  /** Configurations of the HTTP Environments the tools are placed in (names unique). */
+  environments: z.array(EnvironmentSpecSchema).max(64).optional(),
+  /** What ctx.environments may do in this session; absent: nothing. */
+  environmentControl: EnvironmentControlSchema.optional(),
   metadata: z.record(z.string().max(64), z.string().max(1024)).optional(),
   /** Initial workspace files (path → UTF-8 text), granted to tools through their Environment. */
   workspace: z
@@ -164,6 +267,13 @@ export const ErrorBodySchema = z.object({
 });
 
 export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
+export type EnvironmentSpec = z.infer<typeof EnvironmentSpecSchema>;
+export type EnvironmentPatch = z.infer<typeof EnvironmentPatchSchema>;
+export type EnvironmentControl = z.infer<typeof EnvironmentControlSchema>;
+export type EnvironmentOperation = z.infer<typeof EnvironmentOperationSchema>;
+export type EnvironmentView = z.infer<typeof EnvironmentViewSchema>;
+export type HttpEnvironmentConfig = z.infer<typeof HttpEnvironmentConfigSchema>;
+export type Implementation = z.infer<typeof ImplementationSchema>;
 export type Grants = z.infer<typeof GrantsSchema>;
 export const ComponentUploadResultSchema = z.object({ sha256: Sha256Schema, size: z.number().int(), wit: z.string() });
 export type ComponentUploadResult = z.infer<typeof ComponentUploadResultSchema>;

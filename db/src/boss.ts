@@ -4,10 +4,10 @@ import { bossSchemaFor } from "./schema-name.js";
 
 /** The queue of deadline backstop jobs: one per second that holds at least one deadline. */
 export const DEADLINE_QUEUE = "brain-deadlines";
-/** One job per component tool call, `{ sessionId, seq }`, enqueued with its tool_call_started. */
-export const COMPONENT_QUEUE = "brain-components";
+/** One job per tool call a worker runs (component, HTTP), `{ sessionId, seq }`, enqueued with its tool_call_started. */
+export const WORKER_QUEUE = "brain-calls";
 
-export interface ComponentJob {
+export interface WorkerJob {
   sessionId: string;
   seq: number;
 }
@@ -30,7 +30,7 @@ export async function startBoss(url: string, schema: string, onError: (error: un
   // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
   await boss.createQueue(DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
   // At most once: a component job is never retried (the call's claim also refuses a second run).
-  await boss.createQueue(COMPONENT_QUEUE, { retryLimit: 0, notify: true });
+  await boss.createQueue(WORKER_QUEUE, { retryLimit: 0, notify: true });
   return boss;
 }
 
@@ -59,8 +59,8 @@ export async function enqueueDeadlineJob(boss: PgBoss, tx: TransactionSql, bucke
 }
 
 /** Enqueues a component call's job inside `tx`, so it commits with the call's tool_call_started. */
-export async function enqueueComponentJob(boss: PgBoss, tx: TransactionSql, job: ComponentJob): Promise<void> {
-  await boss.send(COMPONENT_QUEUE, { ...job }, { db: transactionDb(tx) });
+export async function enqueueWorkerJob(boss: PgBoss, tx: TransactionSql, job: WorkerJob): Promise<void> {
+  await boss.send(WORKER_QUEUE, { ...job }, { db: transactionDb(tx) });
 }
 
 /** A pending component call older than this, with no claim, is presumed to have lost its job. */
@@ -73,19 +73,19 @@ export const LOST_JOB_SECONDS = 30;
  * waiting for its deadline, or forever. A duplicate job is harmless: only a pending call can be
  * claimed. Returns how many were enqueued.
  */
-export async function requeueLostComponentJobs(sql: Sql, boss: PgBoss): Promise<number> {
+export async function requeueLostWorkerJobs(sql: Sql, boss: PgBoss): Promise<number> {
   return sql.begin(async (tx) => {
     const rows = await tx<{ session_id: string; seq: number }[]>`
       UPDATE calls SET requeued_at = now()
       WHERE (session_id, seq) IN (
         SELECT session_id, seq FROM calls
-        WHERE state = 'pending' AND executor = 'component'
+        WHERE state = 'pending' AND executor = 'worker'
           AND started_at < now() - make_interval(secs => ${LOST_JOB_SECONDS})
           AND (requeued_at IS NULL OR requeued_at < now() - make_interval(secs => ${LOST_JOB_SECONDS}))
         LIMIT 100
         FOR UPDATE SKIP LOCKED)
       RETURNING session_id, seq`;
-    for (const r of rows) await enqueueComponentJob(boss, tx, { sessionId: r.session_id, seq: r.seq });
+    for (const r of rows) await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: r.seq });
     return rows.length;
   });
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { loadOrCreateDevSecretKey, parseSecretKey } from "./secrets.js";
 
 /** Settings every Brain process (server or worker) reads the same way from its environment. */
 export const SharedEnvSchema = z.object({
@@ -11,6 +12,16 @@ export const SharedEnvSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * AES-256-GCM key for secrets at rest: 64 hex digits (or base64 of 32 bytes), the same on every
+   * server and worker. Unset outside production: generated once into BRAIN_DATA_DIR/secret.key.
+   */
+  BRAIN_SECRET_KEY: z
+    .string()
+    .refine((v) => parseSecretKey(v) !== null, "64 hex digits (or base64 of 32 bytes)")
+    .optional(),
+  BRAIN_DATA_DIR: z.string().min(1).default(".brain"),
+  NODE_ENV: z.string().optional(),
   BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -22,4 +33,20 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
     throw new Error(`invalid configuration: ${problems}`);
   }
   return result.data;
+}
+
+/**
+ * The secret key a process uses: BRAIN_SECRET_KEY, or outside production the generated dev key.
+ * Entry points call this once, with the parsed environment.
+ */
+export function resolveSecretKey(env: {
+  BRAIN_SECRET_KEY?: string;
+  BRAIN_DATA_DIR: string;
+  NODE_ENV?: string;
+}): Buffer {
+  if (env.BRAIN_SECRET_KEY) return parseSecretKey(env.BRAIN_SECRET_KEY)!;
+  if (env.NODE_ENV === "production") {
+    throw new Error("invalid configuration: BRAIN_SECRET_KEY is required when NODE_ENV=production");
+  }
+  return loadOrCreateDevSecretKey(env.BRAIN_DATA_DIR).key;
 }

@@ -1,19 +1,19 @@
 export {
-  COMPONENT_QUEUE,
-  type ComponentJob,
   DEADLINE_QUEUE,
   deadlineBucket,
-  enqueueComponentJob,
   enqueueDeadlineJob,
+  enqueueWorkerJob,
   LOST_JOB_SECONDS,
-  requeueLostComponentJobs,
+  requeueLostWorkerJobs,
   startBoss,
   transactionDb,
+  WORKER_QUEUE,
+  type WorkerJob,
 } from "./boss.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
-export { parseEnv, SharedEnvSchema } from "./env.js";
+export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
 export { channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
 export {
@@ -33,9 +33,9 @@ export {
   transitionCall,
 } from "./ops/call-transition.js";
 export {
-  type ClaimedComponentCall,
-  claimComponentCall,
+  type ClaimedWorkerCall,
   claimPendingCalls,
+  claimWorkerCall,
   type DispatchedCall,
 } from "./ops/dispatch.js";
 export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
@@ -43,6 +43,7 @@ export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection 
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
+export { environmentSecret, MODEL_SECRET, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, registerServer, stopServer } from "./ops/servers.js";
 export {
   createSession,
@@ -55,8 +56,10 @@ export {
   type SessionCursor,
   type SessionPage,
   type SessionRow,
+  sealedRows,
   sessionStatus,
 } from "./ops/sessions.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
+export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
 export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

@@ -2,10 +2,17 @@
 // anything not exported here is internal and may change without notice.
 
 export type {
+  EnvironmentControl as EnvironmentControlPolicy,
+  EnvironmentView,
   ErrorCode,
   ErrorOutcome,
   JournalEvent,
   ModelConfig,
+  ModelMessage,
+  ModelRequest,
+  ModelResult,
+  ModelTool,
+  ModelToolCall,
   OkOutcome,
   Outcome,
   OutcomeStatus,
@@ -17,7 +24,16 @@ export { BrainError, ERROR_CODES } from "@aexhq/brain-contracts";
 export { Brain, type BrainOptions } from "./brain.js";
 export { Component, component } from "./component.js";
 export type { EnvironmentControl, ResultOptions, ToolContext } from "./context.js";
-export { type BrainEnvironment, brainEnv, type HostEnvironment, hostEnv } from "./environment.js";
+export {
+  type BrainEnvironment,
+  brainEnv,
+  type HostEnvironment,
+  type HttpEnvironment,
+  type HttpEnvironmentOptions,
+  hostEnv,
+  http,
+  httpEnv,
+} from "./environment.js";
 export type { BrainCredentials } from "./host-connection.js";
 export type { JsonSchema } from "./json-schema.js";
 export { type EventsOptions, type RequestOptions, Session, type SessionInfo } from "./session.js";

@@ -1,23 +1,36 @@
+import { isDeepStrictEqual } from "node:util";
 import {
   BrainError,
   type CreateSessionBody,
   CreateSessionBodySchema,
+  type EnvironmentControl,
+  type EnvironmentSpec,
   type ModelConfig,
   SessionListSchema,
   SessionSchema,
   SessionToolsSchema,
 } from "@aexhq/brain-contracts";
+import { environmentSpecOf } from "./environment.js";
 import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";
 import { componentOf, isPlacedTool, type PlacedTool } from "./tool.js";
 
 export interface CreateSessionParams {
+  /**
+   * The session's fixed provider, model and credentials: `{ provider: "openai" | "anthropic", name,
+   * apiKey, baseUrl? }` (the key is encrypted at rest and never shown again) or `scripted`.
+   */
   model: ModelConfig;
   /** Placed tools (`lookup()`, `lookup({ env, ...options })`); names must be unique. */
   tools?: readonly PlacedTool[];
   metadata?: Record<string, string>;
   /** Initial workspace files (path → UTF-8 text), granted to tools by their Environment. */
   workspace?: Record<string, string>;
+  /**
+   * What the session's tools may do through `ctx.environments` (operations, optionally limited to
+   * some environment names). Absent: nothing.
+   */
+  environmentControl?: EnvironmentControl;
 }
 
 export interface GetSessionOptions {
@@ -54,6 +67,9 @@ export class Sessions {
     const tools = params.tools ?? [];
     checkTools(tools);
     const body: CreateSessionBody = { model: params.model, tools: await this.#placements(tools) };
+    const environments = environmentSpecs(tools);
+    if (environments.length > 0) body.environments = environments;
+    if (params.environmentControl !== undefined) body.environmentControl = params.environmentControl;
     if (params.metadata !== undefined) body.metadata = params.metadata;
     if (params.workspace !== undefined) body.workspace = params.workspace;
     // Checked before a host is registered for it; hostId is optional in the schema.
@@ -61,13 +77,13 @@ export class Sessions {
     if (!checked.success) {
       throw new BrainError("invalid_request", "The session parameters are invalid.", checked.error.issues);
     }
-    if (tools.some((placed) => placed.env.type === "host")) body.hostId = (await this.#deps.host.ensure()).hostId;
+    if (tools.some(servedHere)) body.hostId = (await this.#deps.host.ensure()).hostId;
     const info = await this.#deps.http.request("POST", "/v1/sessions", {
       body,
       idempotencyKey: options.idempotencyKey,
       schema: SessionSchema,
     });
-    if (body.hostId !== undefined) this.#deps.host.dispatcher.attach(info.id, tools);
+    if (body.hostId !== undefined) this.#deps.host.dispatcher.attach(info.id, tools.filter(servedHere));
     return new Session(info, this.#deps);
   }
 
@@ -82,10 +98,11 @@ export class Sessions {
       const advertised = await this.#deps.http.request("GET", `/v1/sessions/${encodeURIComponent(id)}/tools`, {
         schema: SessionToolsSchema,
       });
-      // Component tools run in Brain's workers, not here: only host tools are reattached.
+      // Components, HTTP Environments and tools served over HTTP run elsewhere: only the host
+      // connection's tools are reattached.
       const differences = placementDifferences(
-        advertised.tools.filter((t) => t.env.type === "host"),
-        tools.filter((t) => t.env.type === "host").map((t) => t.placement),
+        advertised.tools.filter((t) => t.env.type === "host" && !t.env.url),
+        tools.filter(servedHere).map((t) => t.placement),
       );
       if (differences.length > 0) {
         throw new BrainError(
@@ -103,7 +120,7 @@ export class Sessions {
           );
         }
         // Attached before connecting: an invoke may arrive in the same read as the welcome.
-        this.#deps.host.dispatcher.attach(info.id, tools);
+        this.#deps.host.dispatcher.attach(info.id, tools.filter(servedHere));
         try {
           await this.#deps.host.ensure();
         } catch (err) {
@@ -134,6 +151,39 @@ export class Sessions {
     });
     return { sessions: page.sessions.map((info) => new Session(info, this.#deps)), nextCursor: page.nextCursor };
   }
+}
+
+/** Whether this client's host connection serves the tool (a host binding without a url). */
+function servedHere(placed: PlacedTool): boolean {
+  return placed.env.type === "host" && !placed.env.url;
+}
+
+/** The configurations of the HTTP Environments the tools are bound to; one per name. */
+function environmentSpecs(tools: readonly PlacedTool[]): EnvironmentSpec[] {
+  const specs = new Map<string, EnvironmentSpec>();
+  const bindings = new Map<string, PlacedTool["env"]>();
+  for (const placed of tools) {
+    const bound = bindings.get(placed.env.name);
+    if (bound && !isDeepStrictEqual(bound, placed.env)) {
+      throw new BrainError(
+        "duplicate_environment",
+        `Two environments are named ${JSON.stringify(placed.env.name)} (${bound.type} and ${placed.env.type}).`,
+      );
+    }
+    bindings.set(placed.env.name, placed.env);
+    if (placed.env.type !== "http") continue;
+    const spec = environmentSpecOf(placed.env);
+    if (!spec) throw new BrainError("invalid_options", `${placed.name}: its env must come from httpEnv().`);
+    const seen = specs.get(spec.name);
+    if (seen && !isDeepStrictEqual(seen, spec)) {
+      throw new BrainError(
+        "duplicate_environment",
+        `Two environments are named ${JSON.stringify(spec.name)} with different configurations.`,
+      );
+    }
+    specs.set(spec.name, spec);
+  }
+  return [...specs.values()];
 }
 
 /** Every tool must come from a factory, and names are unique within a session. */

@@ -4,14 +4,18 @@ import {
   APPLICATION_ENV,
   type BrainEnvironment,
   type HostEnvironment,
+  type HttpEnvironment,
   isBrainEnvironment,
   isHostEnvironment,
+  isHttpEnvironment,
 } from "./environment.js";
+
+export type AnyEnvironment = HostEnvironment | BrainEnvironment | HttpEnvironment;
 
 /** What a factory was called with, split into its placement and its tool options. */
 export interface SplitOptions {
   /** Undefined when the factory was given no env (the tool kind decides the default). */
-  env: HostEnvironment | BrainEnvironment | undefined;
+  env: AnyEnvironment | undefined;
   options: Record<string, unknown>;
 }
 
@@ -23,30 +27,40 @@ export function splitEnv(toolName: string, argument: unknown): SplitOptions {
   }
   const { env, ...options } = argument as Record<string, unknown>;
   if (env === undefined) return { env: undefined, options };
-  if (!isHostEnvironment(env) && !isBrainEnvironment(env)) {
-    throw new BrainError("invalid_options", `${toolName}(options): env must come from hostEnv() or brainEnv().`);
+  if (!isHostEnvironment(env) && !isBrainEnvironment(env) && !isHttpEnvironment(env)) {
+    throw new BrainError(
+      "invalid_options",
+      `${toolName}(options): env must come from hostEnv(), http(), brainEnv() or httpEnv().`,
+    );
   }
   return { env, options };
 }
 
 /**
- * Where a placed tool runs: a `run` tool in a host (the registering application by default), an
- * implementation in a Brain environment (no default: its grants are the caller's decision).
+ * Where a placed tool runs: a `run` tool in a host (the registering application by default), a
+ * component in a Brain environment, a descriptor in the Environment that interprets it (no default
+ * for either: the grants and configuration are the caller's decision). A descriptor placed where no
+ * driver interprets it is refused by Brain when the session is created (unsupported runtime).
  */
 export function placementEnv(
   toolName: string,
-  env: HostEnvironment | BrainEnvironment | undefined,
-  kind: "run" | "implementation",
-): HostEnvironment | BrainEnvironment {
+  env: AnyEnvironment | undefined,
+  kind: "run" | "component" | "descriptor",
+): AnyEnvironment {
   if (kind === "run") {
     if (env === undefined) return APPLICATION_ENV;
     if (env.type === "host") return env;
     throw new BrainError("invalid_options", `${toolName}: a tool with run belongs in a host environment (hostEnv).`);
   }
-  if (env?.type === "brain") return env;
+  if (kind === "component" && env?.type === "brain") return env;
+  if (kind === "descriptor" && env !== undefined && env.type !== "host") return env;
+  const where =
+    kind === "component"
+      ? `a Brain environment: ${toolName}({ env: brainEnv({ name }) })`
+      : `the Environment that interprets its descriptor, e.g. ${toolName}({ env: httpEnv({ name, baseUrl }) })`;
   throw new BrainError(
     "invalid_options",
-    `${toolName}: a tool with an implementation needs a Brain environment: ${toolName}({ env: brainEnv({ name }) }).`,
+    `${toolName}: a tool with an implementation does not run in a host; place it in ${where}.`,
   );
 }
 

@@ -1,5 +1,6 @@
 import {
   BrainError,
+  findNonJson,
   type Outcome,
   TOOL_NAME_PATTERN,
   type ToolPlacement,
@@ -8,9 +9,9 @@ import {
 import { z } from "zod";
 import type { Component } from "./component.js";
 import type { ToolContext } from "./context.js";
-import type { BrainEnvironment, HostEnvironment } from "./environment.js";
+import type { BrainEnvironment, HostEnvironment, HttpEnvironment } from "./environment.js";
 import { exportJsonSchema, type JsonSchema } from "./json-schema.js";
-import { parseOptions, placementEnv, splitEnv } from "./tool-options.js";
+import { type AnyEnvironment, deepFreeze, parseOptions, placementEnv, splitEnv } from "./tool-options.js";
 
 type OptionalSchema = z.ZodType | undefined;
 
@@ -44,20 +45,25 @@ export interface ToolDefinition<
   timeoutMs?: number;
   /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
   run?: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
-  /** Runs outside the application: a WebAssembly component, placed in a Brain environment. */
-  implementation?: Component;
+  /**
+   * Runs outside the application: a WebAssembly component (placed in a Brain environment), or a
+   * function of the parsed options returning a JSON descriptor its Environment interprets (e.g.
+   * `{ type: "http_json", method, path }` in an HTTP Environment). The descriptor is made once, at
+   * placement, frozen, and handed to the Environment with every invocation.
+   */
+  implementation?: Component | ((options: ToolOptions<P>) => unknown);
 }
 
 /** The factory argument: the tool's options plus an optional `env` placement. */
 export type FactoryOptions<P extends OptionalSchema> = (P extends z.ZodType ? z.input<P> : unknown) & {
-  env?: HostEnvironment | BrainEnvironment;
+  env?: HostEnvironment | BrainEnvironment | HttpEnvironment;
 };
 
 type FactoryArgs<P extends OptionalSchema> = P extends z.ZodType
   ? Partial<z.input<P>> extends z.input<P>
     ? [options?: FactoryOptions<P>]
     : [options: FactoryOptions<P>]
-  : [options?: { env?: HostEnvironment | BrainEnvironment }];
+  : [options?: { env?: HostEnvironment | BrainEnvironment | HttpEnvironment }];
 
 /** A declared tool: call it to place it (`lookup()` or `lookup({ env, ...options })`). */
 export interface Tool<P extends OptionalSchema = OptionalSchema> {
@@ -74,7 +80,7 @@ export interface Tool<P extends OptionalSchema = OptionalSchema> {
 /** A tool configured by its factory and bound to an environment; pass it to `sessions.create`. */
 export interface PlacedTool {
   readonly name: string;
-  readonly env: HostEnvironment | BrainEnvironment;
+  readonly env: AnyEnvironment;
   /** The placement as sent to Brain when a session is created. */
   readonly placement: ToolPlacement;
   /** The parsed, frozen options its handler receives as `ctx.options`. */
@@ -92,13 +98,14 @@ export interface ToolRuntime {
 
 const runtimes = new WeakMap<PlacedTool, ToolRuntime>();
 const components = new WeakMap<PlacedTool, Component>();
+const descriptors = new WeakSet<PlacedTool>();
 
 /** Whether a value was made by a tool factory (host tool or component tool). */
 export function isPlacedTool(value: unknown): value is PlacedTool {
   return (
     typeof value === "object" &&
     value !== null &&
-    (runtimes.has(value as PlacedTool) || components.has(value as PlacedTool))
+    (runtimes.has(value as PlacedTool) || components.has(value as PlacedTool) || descriptors.has(value as PlacedTool))
   );
 }
 
@@ -130,8 +137,12 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
   if (run !== undefined && typeof run !== "function") {
     throw new BrainError("invalid_tool", `${name}: run must be a function.`);
   }
-  if (implementation !== undefined && typeof implementation?.admit !== "function") {
-    throw new BrainError("invalid_tool", `${name}: implementation must come from component(url).`);
+  const describe = typeof implementation === "function" ? implementation : undefined;
+  if (implementation !== undefined && !describe && typeof (implementation as Component).admit !== "function") {
+    throw new BrainError(
+      "invalid_tool",
+      `${name}: implementation must come from component(url) or be a function of the options returning a descriptor.`,
+    );
   }
   if (optionsSchema instanceof z.ZodObject && "env" in optionsSchema.shape) {
     throw new BrainError("invalid_tool", `${name}: "env" is reserved in factory options for the placement.`);
@@ -150,8 +161,24 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
 
   const factory = (argument?: unknown): PlacedTool => {
     const split = splitEnv(name, argument);
-    const env = placementEnv(name, split.env, run ? "run" : "implementation");
+    const env = placementEnv(name, split.env, run ? "run" : describe ? "descriptor" : "component");
     const parsedOptions = parseOptions(name, optionsSchema, split.options);
+    if (describe) {
+      const descriptor = makeDescriptor(name, describe, parsedOptions);
+      const placed: PlacedTool = Object.freeze({
+        name,
+        env,
+        placement: Object.freeze({
+          ...template,
+          env,
+          implementation: Object.freeze({ type: "descriptor" as const, descriptor }),
+          options: parsedOptions as ToolPlacement["options"],
+        }),
+        options: parsedOptions,
+      });
+      descriptors.add(placed);
+      return placed;
+    }
     if (implementation !== undefined) {
       // The digest is filled in when the session is created (the file is read and uploaded then).
       const placed: PlacedTool = Object.freeze({
@@ -160,7 +187,7 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
         placement: Object.freeze({ ...template, env, options: parsedOptions as ToolPlacement["options"] }),
         options: parsedOptions,
       });
-      components.set(placed, implementation);
+      components.set(placed, implementation as Component);
       return placed;
     }
     const placed: PlacedTool = Object.freeze({
@@ -182,4 +209,21 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
   return Object.freeze(
     Object.assign(factory, { description, inputSchema, outputSchema, timeoutMs }),
   ) as unknown as Tool<P>;
+}
+
+/** Calls the descriptor function once, at placement; the descriptor must be plain JSON. */
+type Descriptor = Extract<NonNullable<ToolPlacement["implementation"]>, { type: "descriptor" }>["descriptor"];
+
+function makeDescriptor(name: string, describe: (options: never) => unknown, options: unknown): Descriptor {
+  let descriptor: unknown;
+  try {
+    descriptor = describe(options as never);
+  } catch (err) {
+    throw new BrainError("invalid_options", `${name}: the implementation function threw: ${String(err)}.`);
+  }
+  const bad = descriptor === undefined ? "$" : findNonJson(descriptor);
+  if (bad !== null) {
+    throw new BrainError("invalid_options", `${name}: the descriptor is not plain JSON at ${bad}.`, { path: bad });
+  }
+  return deepFreeze(structuredClone(descriptor)) as Descriptor;
 }

@@ -1,4 +1,4 @@
-import { parseEnv, SharedEnvSchema } from "@aexhq/brain-db";
+import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 
 /**
@@ -12,11 +12,14 @@ export const ConfigSchema = SharedEnvSchema.extend({
   BRAIN_HOST: z.string().min(1).default("127.0.0.1"),
   BRAIN_PORT: Port.default(3210),
   BRAIN_API_TOKEN: z.string().min(16, "at least 16 characters").optional(),
-  BRAIN_DATA_DIR: z.string().min(1).default(".brain"),
   /** Server maximum for a tool's run; 0 = unlimited. */
   BRAIN_MAX_TOOL_SECS: z.coerce.number().min(0).default(120),
   BRAIN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   BRAIN_WAKE_WINDOW_MS: z.coerce.number().min(0).max(1_000).default(5),
+  /** Model calls per activation: the Agentloop's and its tools' together, also after it returned. */
+  BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** Where tools served over HTTP send their callbacks; default: the address the server listens on. */
+  BRAIN_PUBLIC_URL: z.string().url().optional(),
   /** Grants Environments may ask for, comma-separated (`workspace:read`, `workspace:write`). */
   BRAIN_ALLOWED_GRANTS: z
     .string()
@@ -39,6 +42,10 @@ export interface Config {
   wakeWindowMs: number;
   logLevel: string;
   allowedGrants: ReadonlySet<string>;
+  maxModelCalls: number;
+  publicUrl: string | undefined;
+  /** AES-256-GCM key for secrets at rest (BRAIN_SECRET_KEY, or the generated dev key). */
+  secretKey: Buffer;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -56,5 +63,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     wakeWindowMs: c.BRAIN_WAKE_WINDOW_MS,
     logLevel: c.BRAIN_LOG_LEVEL,
     allowedGrants: new Set(c.BRAIN_ALLOWED_GRANTS.split(",").filter(Boolean)),
+    maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
+    publicUrl: c.BRAIN_PUBLIC_URL,
+    secretKey: resolveSecretKey(c),
   };
 }

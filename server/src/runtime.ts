@@ -6,6 +6,7 @@ import {
   JournalWriter,
   listenForCommits,
   registerServer,
+  SecretBox,
   type Sql,
   startBoss,
   stopServer,
@@ -34,6 +35,8 @@ export interface Runtime {
   readonly deadlineJobs: DeadlineJobs;
   readonly boss: PgBoss;
   readonly log: FastifyBaseLogger;
+  /** Seals and opens session secrets (provider keys, Environment headers) under BRAIN_SECRET_KEY. */
+  readonly secrets: SecretBox;
   /** Ended activations, announced in-process by the actors that wrote them. */
   readonly turns: TurnNotices;
   /** Open event streams, ended when the server shuts down. */
@@ -74,6 +77,7 @@ export async function startRuntime(
     deadlineJobs,
     boss,
     log,
+    secrets: new SecretBox(config.secretKey),
     streams: new Set<() => void>(),
     closing: closing.signal,
     turns: new TurnNotices(),

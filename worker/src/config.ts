@@ -1,4 +1,4 @@
-import { parseEnv, SharedEnvSchema } from "@aexhq/brain-db";
+import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 
 /**
@@ -9,6 +9,8 @@ export const WorkerConfigSchema = SharedEnvSchema.extend({
   DATABASE_URL: z.string().url({ message: "DATABASE_URL is required: the worker needs only the database" }),
   BRAIN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   BRAIN_WORKER_CACHE_DIR: z.string().min(1).default(".brain/component-cache"),
+  /** Must match the servers': model calls of components share the activation's budget. */
+  BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
 });
 
 export interface WorkerConfig {
@@ -21,6 +23,9 @@ export interface WorkerConfig {
   /** Transpiled components, one directory per content hash. */
   cacheDir: string;
   logLevel: string;
+  maxModelCalls: number;
+  /** Opens the session secrets that model calls and HTTP Environments need (same key as the servers). */
+  secretKey: Buffer;
 }
 
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
@@ -32,5 +37,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     concurrency: c.BRAIN_WORKER_CONCURRENCY,
     cacheDir: c.BRAIN_WORKER_CACHE_DIR,
     logLevel: c.BRAIN_LOG_LEVEL,
+    maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
+    secretKey: resolveSecretKey(c),
   };
 }

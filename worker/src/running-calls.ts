@@ -13,6 +13,7 @@ export type StopReason = "deadline" | "ended" | "shutdown" | "lost";
 export class RunningCall {
   private thread: RunningThread | null = null;
   private reason: StopReason | null = null;
+  private readonly controller = new AbortController();
 
   constructor(
     readonly sessionId: string,
@@ -28,6 +29,11 @@ export class RunningCall {
     return this.reason;
   }
 
+  /** Aborted when the call is stopped: drivers that make requests (HTTP) stop them with it. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
   attach(thread: RunningThread): void {
     this.thread = thread;
     if (this.reason) void thread.terminate();
@@ -37,6 +43,7 @@ export class RunningCall {
     if (this.reason) return;
     this.reason = reason;
     void this.thread?.terminate();
+    this.controller.abort(new Error(`the call was stopped: ${reason}`));
   }
 }
 

@@ -3,7 +3,7 @@
  * problem is a setup failure: the ordinary tool error path (`setup_failed`), never retried.
  */
 import { type Outcome, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import type { ClaimedComponentCall, Sql } from "@aexhq/brain-db";
+import type { ClaimedWorkerCall, Sql } from "@aexhq/brain-db";
 import { setupFailed } from "./call-reporter.js";
 import type { ComponentCache, LoadedComponent } from "./component-cache.js";
 import { unsupportedImports } from "./sandbox/imports.js";
@@ -23,7 +23,7 @@ function failed(message: string, details?: unknown): Setup {
   return { ok: false, outcome: setupFailed(message, details) };
 }
 
-export async function prepareCall(sql: Sql, cache: ComponentCache, call: ClaimedComponentCall): Promise<Setup> {
+export async function prepareCall(sql: Sql, cache: ComponentCache, call: ClaimedWorkerCall): Promise<Setup> {
   const parsed = ToolPlacementSchema.safeParse(call.placement);
   if (!parsed.success) return failed(`tool ${call.tool}: its placement is missing or malformed`);
   const placement = parsed.data;

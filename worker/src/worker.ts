@@ -5,22 +5,22 @@
  */
 import { randomUUID } from "node:crypto";
 import {
-  COMPONENT_QUEUE,
   channelFor,
   connect,
   endCalls,
   JournalWriter,
   listenForCommits,
   migrate,
-  requeueLostComponentJobs,
+  requeueLostWorkerJobs,
   startBoss,
   stopServer,
+  WORKER_QUEUE,
 } from "@aexhq/brain-db";
 import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { ComponentCache } from "./component-cache.js";
 import type { WorkerConfig } from "./config.js";
-import { runComponentJob } from "./invocation.js";
+import { runWorkerJob } from "./invocation.js";
 import { createLogger, type Logger } from "./log.js";
 import { beat, type Identity, register } from "./registration.js";
 import { RunningCalls } from "./running-calls.js";
@@ -86,7 +86,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       }
       await checkEnded();
       if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
-        const requeued = await requeueLostComponentJobs(sql, bossReady);
+        const requeued = await requeueLostWorkerJobs(sql, bossReady);
         if (requeued > 0) log.warn({ requeued }, "enqueued again the jobs of component calls left pending");
       }
     } catch (err) {
@@ -112,7 +112,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
   // this worker more than it can run, so other workers get the rest.
   await boss.work(
-    COMPONENT_QUEUE,
+    WORKER_QUEUE,
     { batchSize: 1, localConcurrency: options.concurrency, pollingIntervalSeconds: 2 },
     async (jobs) => {
       for (const job of jobs) {
@@ -121,7 +121,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
           log.error({ jobId: job.id }, "malformed component job ignored");
           continue;
         }
-        await runComponentJob(deps, data.data).catch((err) => log.error({ err, ...data.data }, "component job failed"));
+        await runWorkerJob(deps, data.data).catch((err) => log.error({ err, ...data.data }, "component job failed"));
       }
     },
   );
@@ -132,7 +132,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     const started = Date.now();
     const phase = (name: string) => log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
     clearInterval(heartbeat);
-    await boss.offWork(COMPONENT_QUEUE, { wait: false }).catch(() => {});
+    await boss.offWork(WORKER_QUEUE, { wait: false }).catch(() => {});
     phase("no more jobs");
     const until = Date.now() + SHUTDOWN_GRACE_MS;
     while (running.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));

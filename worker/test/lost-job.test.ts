@@ -45,7 +45,7 @@ async function orphanedCall(ageSeconds: number): Promise<number> {
           connectionId: null,
           state: "pending",
           deadlineAt: null,
-          executor: "component",
+          executor: "worker",
         },
       },
     ]),

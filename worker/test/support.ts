@@ -9,7 +9,7 @@ import {
   appendRecords,
   channelFor,
   createSession,
-  enqueueComponentJob,
+  enqueueWorkerJob,
   JournalWriter,
   registerServer,
   type Sql,
@@ -19,6 +19,7 @@ import { type Logger, type RunningWorker, startWorker } from "@aexhq/brain-worke
 import type { PgBoss } from "pg-boss";
 import { pino } from "pino";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { REPO_ROOT } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
 
@@ -133,12 +134,12 @@ export async function callComponent(h: Harness, sessionId: string, call: CallOpt
           connectionId: null,
           state: "pending",
           deadlineAt: deadline,
-          executor: "component",
+          executor: "worker",
         },
       },
     ]).run(tx);
     const seq = records[0]!.seq;
-    await enqueueComponentJob(h.boss, tx, { sessionId, seq });
+    await enqueueWorkerJob(h.boss, tx, { sessionId, seq });
     return seq;
   });
 }
@@ -237,6 +238,7 @@ export interface WorkerOverrides {
   cacheDir?: string;
   maxEmittedBytes?: number;
   concurrency?: number;
+  maxModelCalls?: number;
   log?: Logger;
 }
 
@@ -249,6 +251,8 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     concurrency: overrides.concurrency ?? 4,
     cacheDir: overrides.cacheDir ?? SHARED_CACHE,
     logLevel: "silent",
+    maxModelCalls: overrides.maxModelCalls ?? 100,
+    secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
     log: overrides.log ?? captureLog().logger,
   });
 }

@@ -1,7 +1,7 @@
 // `npm run worker` as a real process: it needs only DATABASE_URL; a SIGKILL mid-invocation leaves
 // the call to the recovery sweep (`unknown`, `worker_lost`) and nobody runs it again; SIGTERM stops
 // it cleanly; a deadline stops a looping component without harming the process.
-import { COMPONENT_QUEUE, endCalls } from "@aexhq/brain-db";
+import { endCalls, WORKER_QUEUE } from "@aexhq/brain-db";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testComponent } from "../../testkit/components.js";
 import { type NodeProcess, spawnNode } from "../../testkit/server-process.js";
@@ -89,9 +89,9 @@ it("a worker killed mid-invocation leaves the call to the recovery sweep, and it
   // A restarted worker, even handed the same job again, runs nothing of it.
   const second = await spawnWorker();
   try {
-    const jobId = await h.boss.send(COMPONENT_QUEUE, { sessionId: session, seq });
+    const jobId = await h.boss.send(WORKER_QUEUE, { sessionId: session, seq });
     await until("the repeated job to be consumed", async () => {
-      const job = await h.boss.getJobById(COMPONENT_QUEUE, jobId!);
+      const job = await h.boss.getJobById(WORKER_QUEUE, jobId!);
       return job?.state === "completed";
     });
     expect((await callRecords(h.db.sql, session, seq)).map((r) => r.kind)).toEqual(["started", "tool_call_ended"]);

@@ -14,7 +14,7 @@ export interface NewCall {
   /** Epoch ms, or null for unlimited. */
   deadlineAt: number | null;
   /** Who runs it: an application host (default), a component worker, or nobody (refused). */
-  executor?: "host" | "component" | "none";
+  executor?: "host" | "worker" | "none";
 }
 
 export interface NewRecord {

@@ -34,7 +34,7 @@ export function claimPendingCalls(hostId: string, connectionId: string): WriteOp
   };
 }
 
-export interface ClaimedComponentCall {
+export interface ClaimedWorkerCall {
   sessionId: string;
   seq: number;
   tool: string;
@@ -49,18 +49,18 @@ export interface ClaimedComponentCall {
  * A worker claims one component call for its connection before running it. Only a pending call
  * can be claimed, so a job delivered twice runs the component at most once.
  */
-export function claimComponentCall(
+export function claimWorkerCall(
   sessionId: string,
   seq: number,
   connectionId: string,
-): WriteOp<ClaimedComponentCall | null> {
+): WriteOp<ClaimedWorkerCall | null> {
   return {
     keys: emptyKeys,
     run: (tx) =>
       tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown }[]>`
         WITH c AS (
           UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
-          WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'component'
+          WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'worker'
           RETURNING tool, deadline_at
         )
         SELECT c.tool, r.payload->'input' AS input,

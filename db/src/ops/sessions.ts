@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import type { Sealed } from "../secrets.js";
 import type { WriteOp } from "../writer.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 
@@ -30,6 +31,23 @@ export interface NewSession {
   ownerId: string;
   /** The session_created record's payload. */
   created: unknown;
+  /** Encrypted secrets (the provider key, Environment headers), by name. */
+  secrets?: { name: string; sealed: Sealed }[];
+  /** The session's HTTP Environments: public configuration only (header values are secrets). */
+  environments?: { name: string; type: "http"; config: unknown }[];
+  /** What ctx.environments may do; null or absent: nothing. */
+  environmentControl?: unknown;
+}
+
+/** A sealed secret as JSON, for inserting with jsonb_to_recordset (bytea as base64). */
+export function sealedRows(secrets: { name: string; sealed: Sealed }[]) {
+  return secrets.map(({ name, sealed }) => ({
+    name,
+    key_id: sealed.keyId,
+    nonce: sealed.nonce.toString("base64"),
+    ciphertext: sealed.ciphertext.toString("base64"),
+    tag: sealed.tag.toString("base64"),
+  }));
 }
 
 /** Inserts the session and its first record (seq 1, session_created) in one statement. */
@@ -42,9 +60,10 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
     run: (tx) =>
       tx<SessionRow[]>`
         WITH s AS (
-          INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch)
+          INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch, environment_control)
           VALUES (${s.id}, ${s.hostId}, ${JSON.stringify(s.model)}::text::jsonb, ${JSON.stringify(s.tools)}::text::jsonb,
-                  ${JSON.stringify(s.metadata)}::text::jsonb, 1, ${s.ownerId}, 1)
+                  ${JSON.stringify(s.metadata)}::text::jsonb, 1, ${s.ownerId}, 1,
+                  NULLIF(${JSON.stringify(s.environmentControl ?? null)}::text::jsonb, 'null'::jsonb))
           RETURNING *
         ),
         r AS (
@@ -55,6 +74,18 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
           INSERT INTO workspace_files (session_id, path, content)
           SELECT s.id, f.key, convert_to(f.value, 'UTF8')
           FROM s, jsonb_each_text(${JSON.stringify(s.workspace ?? {})}::text::jsonb) AS f
+        ),
+        k AS (
+          INSERT INTO session_secrets (session_id, name, key_id, nonce, ciphertext, tag)
+          SELECT s.id, x.name, x.key_id, decode(x.nonce, 'base64'), decode(x.ciphertext, 'base64'), decode(x.tag, 'base64')
+          FROM s, jsonb_to_recordset(${JSON.stringify(sealedRows(s.secrets ?? []))}::text::jsonb)
+            AS x(name text, key_id text, nonce text, ciphertext text, tag text)
+        ),
+        e AS (
+          INSERT INTO environments (session_id, name, type, config)
+          SELECT s.id, x.name, x.type, x.config
+          FROM s, jsonb_to_recordset(${JSON.stringify(s.environments ?? [])}::text::jsonb)
+            AS x(name text, type text, config jsonb)
         )
         SELECT * FROM s`.then((rows) => rows[0]!),
   };

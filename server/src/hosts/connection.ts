@@ -10,6 +10,10 @@ import {
 import { appendRecords, type CallAction, callState, endedAmong, transitionCall } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import type { Runtime } from "../runtime.js";
+import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
+
+/** Frames that report on a call (the journal transitions of connection and worker alike). */
+type CallFrame = Extract<HostFrame, { type: "emit" | "result" | "return" | "finish" }>;
 
 /**
  * One host WebSocket. Frames are validated, then applied to their call in arrival order, each
@@ -108,13 +112,33 @@ export class HostConnection {
       this.send({ type: "pong", id: frame.id });
       return;
     }
+    if (frame.type === "model" || frame.type === "environment") {
+      // Requests run beside the call's frames: a model call may take minutes.
+      void this.answer(frame);
+      return;
+    }
     // No waiting between frames: each is submitted to the journal writer as it arrives, and the
     // writer keeps submission order, so a call's frames commit in the order the host sent them
     // (and a frame after a finish finds the call ended) while several can share one commit.
     void this.apply(frame);
   }
 
-  private async apply(frame: Exclude<HostFrame, { type: "ping" }>): Promise<void> {
+  private async answer(frame: ToolRequestFrame): Promise<void> {
+    try {
+      const answer = await answerToolRequest(this.rt, { hostId: this.hostId }, frame);
+      this.send({ type: "ack", id: frame.id, sequence: answer.sequence, value: answer.value as never });
+    } catch (error) {
+      const e = error instanceof BrainError ? error : null;
+      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host request failed");
+      this.send({
+        type: "reject",
+        id: frame.id,
+        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
+      });
+    }
+  }
+
+  private async apply(frame: CallFrame): Promise<void> {
     try {
       const action = toAction(frame);
       const ref = { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
@@ -149,7 +173,7 @@ export class HostConnection {
   }
 }
 
-function toAction(frame: Exclude<HostFrame, { type: "ping" }>): CallAction {
+function toAction(frame: CallFrame): CallAction {
   switch (frame.type) {
     case "emit":
       if (!EVENT_KIND_PATTERN.test(frame.kind)) throw new BrainError("invalid_kind");

@@ -1,7 +1,7 @@
 import { errorOutcome, type ToolPlacement } from "@aexhq/brain-contracts";
 import { type Appended, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
 import type { SessionInfo } from "../loop/actor.js";
-import type { ModelToolCall } from "../loop/models/provider.js";
+import type { ModelToolCall } from "../models/provider.js";
 import type { Runtime } from "../runtime.js";
 import type { HostConnection } from "./connection.js";
 
@@ -28,9 +28,10 @@ export class Dispatcher {
       const deadlineAt = this.deadlineFor(tool);
       const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
       const base = { tool: tc.name, activationSeq: activation, deadlineAt };
-      if (tool?.env.type === "brain") {
-        // A worker claims it through the job committed with this record (see ComponentJobs).
-        const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "component" } as const;
+      if (tool && (tool.env.type !== "host" || tool.env.url)) {
+        // Brain runs it itself (a component, an HTTP Environment descriptor, a tool the application
+        // serves over HTTP): a worker claims it through the job committed with this record.
+        const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "worker" } as const;
         return { kind: "tool_call_started", payload, call };
       }
       if (!tool || !session.hostId) {

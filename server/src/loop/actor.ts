@@ -1,12 +1,12 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
 import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, rel, type Sql } from "@aexhq/brain-db";
+import { createProvider, type ModelProvider, type ProviderResponse } from "../models/provider.js";
 import type { Runtime } from "../runtime.js";
-import { withComponentJobs } from "./component-jobs.js";
 import { DeadlineTimers } from "./deadlines.js";
-import { createProvider, type ModelProvider, type ModelResponse } from "./models/provider.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
 import type { TurnEnd } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
+import { withWorkerJobs } from "./worker-jobs.js";
 
 export interface SessionInfo {
   id: string;
@@ -177,7 +177,7 @@ export class SessionActor {
       r.call?.deadlineAt != null && r.call.state !== "ended" ? [r.call.deadlineAt] : [],
     );
     let op = appendRecords(this.session.id, records, { epoch: this.epoch });
-    op = withComponentJobs(this.rt.boss, this.session.id, records, op);
+    op = withWorkerJobs(this.rt.boss, this.session.id, records, op);
     if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
     const result = await this.rt.writer.submit(op);
     if (result.records.length === 0) {
@@ -216,11 +216,11 @@ export class SessionActor {
     if (!written) return "stopped";
     const callSeq = written[written.length - 1]!.seq;
     const activation = this.state.activation!.seq;
-    let response: ModelResponse;
+    let response: ProviderResponse;
     try {
       response = await this.provider.complete(
         { messages: this.state.conversation, tools: this.modelTools() },
-        { signal: this.abort.signal, index: this.state.modelCalls - 1 },
+        { signal: this.abort.signal, index: this.state.modelCalls - 1, origin: "agentloop" },
       );
     } catch (error) {
       if (this.stopped) return "stopped";

@@ -1,5 +1,6 @@
-import { type ModelConfig, ModelConfigSchema, type ToolPlacement } from "@aexhq/brain-contracts";
+import { ModelConfigSchema, type ToolPlacement } from "@aexhq/brain-contracts";
 import { claimSession, getSession, Touch } from "@aexhq/brain-db";
+import { sessionModelConfig } from "../models/credentials.js";
 import type { Runtime } from "../runtime.js";
 import { SessionActor } from "./actor.js";
 
@@ -74,7 +75,7 @@ export class ActorRegistry {
       const info = {
         id: row.id,
         hostId: row.host_id,
-        model: ModelConfigSchema.parse(row.model) as ModelConfig,
+        model: ModelConfigSchema.parse(await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model)),
         tools: row.tools as ToolPlacement[],
       };
       const actor = new SessionActor(this.rt, info, epoch, (a) => {

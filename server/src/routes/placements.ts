@@ -1,17 +1,26 @@
 import { isDeepStrictEqual } from "node:util";
-import { BrainError, type ToolPlacement } from "@aexhq/brain-contracts";
+import { BrainError, type EnvironmentSpec, type ToolPlacement } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db";
 
 /**
  * The rules a session's tool placements must satisfy before anything is stored: unique names;
- * one configuration per environment name; `run` tools (no implementation) in host environments
- * and implementations outside them; every component uploaded; every grant in the allow-list.
+ * one configuration per environment name; `run` tools (no implementation) in host environments,
+ * components in Brain environments, descriptors in HTTP environments that the session configures;
+ * every component uploaded; every grant in the allow-list.
  */
 export async function checkPlacements(
   sql: Sql,
   tools: ToolPlacement[],
+  environments: EnvironmentSpec[],
   allowedGrants: ReadonlySet<string>,
 ): Promise<void> {
+  const specs = new Map<string, EnvironmentSpec>();
+  for (const e of environments) {
+    if (specs.has(e.name)) {
+      throw new BrainError("duplicate_environment", `Two environments are named ${JSON.stringify(e.name)}.`);
+    }
+    specs.set(e.name, e);
+  }
   const names = new Set<string>();
   const envs = new Map<string, ToolPlacement["env"]>();
   const components = new Set<string>();
@@ -26,21 +35,56 @@ export async function checkPlacements(
       );
     }
     envs.set(t.env.name, t.env);
-    if (t.env.type === "host" && t.implementation) {
-      throw new BrainError("invalid_placement", `${t.name}: a tool with an implementation cannot run in a host.`);
+    if (t.env.type !== "http" && specs.has(t.env.name)) {
+      throw new BrainError(
+        "duplicate_environment",
+        `Environment ${JSON.stringify(t.env.name)} names both an HTTP Environment and a ${t.env.type} binding.`,
+      );
     }
-    if (t.env.type === "brain") {
-      if (!t.implementation) {
-        throw new BrainError("invalid_placement", `${t.name}: a run function belongs in a host environment.`);
+    switch (t.env.type) {
+      case "host":
+        if (t.implementation) {
+          throw new BrainError("invalid_placement", `${t.name}: a tool with an implementation cannot run in a host.`);
+        }
+        if (t.env.protocol && !t.env.url) {
+          throw new BrainError("invalid_placement", `${t.name}: a host protocol needs the url that serves it.`);
+        }
+        break;
+      case "brain": {
+        if (t.implementation?.type !== "component") {
+          throw new BrainError(
+            "invalid_placement",
+            t.implementation
+              ? `${t.name}: a Brain environment runs components, not descriptors (unsupported runtime).`
+              : `${t.name}: a run function belongs in a host environment.`,
+          );
+        }
+        components.add(t.implementation.sha256);
+        const workspace = t.env.filesystem?.workspace;
+        if (workspace && !allowedGrants.has(`workspace:${workspace}`)) {
+          throw new BrainError(
+            "grant_denied",
+            `${t.env.name}: the grant workspace:${workspace} is not allowed by this server (BRAIN_ALLOWED_GRANTS).`,
+          );
+        }
+        break;
       }
-      components.add(t.implementation.sha256);
-      const workspace = t.env.filesystem?.workspace;
-      if (workspace && !allowedGrants.has(`workspace:${workspace}`)) {
-        throw new BrainError(
-          "grant_denied",
-          `${t.env.name}: the grant workspace:${workspace} is not allowed by this server (BRAIN_ALLOWED_GRANTS).`,
-        );
-      }
+      case "http":
+        if (t.implementation?.type !== "descriptor") {
+          throw new BrainError(
+            "invalid_placement",
+            t.implementation
+              ? `${t.name}: an HTTP Environment interprets descriptors, not components (unsupported runtime).`
+              : `${t.name}: a run function belongs in a host environment.`,
+          );
+        }
+        if (!specs.has(t.env.name)) {
+          throw new BrainError(
+            "invalid_placement",
+            `${t.name}: HTTP Environment ${JSON.stringify(t.env.name)} is not configured in the session's environments.`,
+          );
+        }
+        break;
     }
   }
   if (components.size > 0) {
@@ -52,6 +96,7 @@ export async function checkPlacements(
   }
 }
 
+/** Tools served by the host connection (a host binding without a url). */
 export function hasHostTools(tools: ToolPlacement[]): boolean {
-  return tools.some((t) => t.env.type === "host");
+  return tools.some((t) => t.env.type === "host" && !t.env.url);
 }

@@ -17,7 +17,7 @@ import {
   type SessionRow,
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
-import { publicModelConfig } from "../loop/models/provider.js";
+import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "../models/credentials.js";
 import { parseInput } from "../plugins/validate.js";
 import type { Runtime } from "../runtime.js";
 import { withIdempotency } from "./idempotent.js";
@@ -50,7 +50,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 
   app.post("/v1/sessions", async (request, reply) => {
     const body = parseInput(CreateSessionBodySchema, request.body);
-    await checkPlacements(rt.sql, body.tools, rt.config.allowedGrants);
+    await checkPlacements(rt.sql, body.tools, body.environments ?? [], rt.config.allowedGrants);
     if (hasHostTools(body.tools) && !body.hostId) throw new BrainError("host_required");
     if (body.hostId && !(await hostExists(rt.sql, body.hostId))) {
       throw new BrainError("invalid_request", "No host is registered with that hostId.");
@@ -59,8 +59,15 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const op = createSession({
       id,
       hostId: body.hostId ?? null,
-      model: body.model,
+      model: storedModelConfig(body.model),
       tools: body.tools,
+      secrets: sealSessionSecrets(rt.secrets, id, body),
+      environmentControl: body.environmentControl ?? null,
+      environments: (body.environments ?? []).map(({ type, name, headers, ...config }) => ({
+        name,
+        type,
+        config: { ...config, headerNames: Object.keys(headers ?? {}) },
+      })),
       metadata: body.metadata ?? {},
       workspace: body.workspace ?? {},
       ownerId: rt.serverId,

@@ -1,4 +1,4 @@
-import { type AppendResult, enqueueComponentJob, type NewRecord, type WriteOp } from "@aexhq/brain-db";
+import { type AppendResult, enqueueWorkerJob, type NewRecord, type WriteOp } from "@aexhq/brain-db";
 import type { PgBoss } from "pg-boss";
 
 /**
@@ -6,13 +6,13 @@ import type { PgBoss } from "pg-boss";
  * tool_call_started: the job exists if and only if the call does. Jobs are inserted after the
  * append statement has assigned the calls' sequences, still inside its transaction.
  */
-export function withComponentJobs(
+export function withWorkerJobs(
   boss: PgBoss,
   sessionId: string,
   records: NewRecord[],
   op: WriteOp<AppendResult>,
 ): WriteOp<AppendResult> {
-  const component = records.map((r) => r.call?.executor === "component");
+  const component = records.map((r) => r.call?.executor === "worker");
   if (!component.includes(true)) return op;
   return {
     keys: op.keys,
@@ -20,7 +20,7 @@ export function withComponentJobs(
     run: (tx) =>
       op.run(tx).then(async (result) => {
         const seqs = result.records.filter((_, i) => component[i]).map((r) => r.seq);
-        await Promise.all(seqs.map((seq) => enqueueComponentJob(boss, tx, { sessionId, seq })));
+        await Promise.all(seqs.map((seq) => enqueueWorkerJob(boss, tx, { sessionId, seq })));
         return result;
       }),
   };

@@ -1,0 +1,31 @@
+import { BrainError, type HostFrame } from "@aexhq/brain-contracts";
+import { environmentOperation } from "../environments/control.js";
+import type { Runtime } from "../runtime.js";
+
+/** Frames that ask for something on behalf of an open call and get an answer (ack `value`). */
+export type ToolRequestFrame = Extract<HostFrame, { type: "model" | "environment" }>;
+
+export interface ToolRequestAnswer {
+  /** The journal record that holds the answer (model_call_ended, environment_operation). */
+  sequence: number | null;
+  value: unknown;
+}
+
+/** Who asks: a host connection (hostId) is limited to its own calls. */
+export interface Requester {
+  hostId: string | null;
+}
+
+export async function answerToolRequest(
+  rt: Runtime,
+  who: Requester,
+  frame: ToolRequestFrame,
+): Promise<ToolRequestAnswer> {
+  const call = { sessionId: frame.sessionId, seq: frame.sequence, hostId: who.hostId };
+  switch (frame.type) {
+    case "model":
+      throw new BrainError("not_supported", "ctx.model is being built.");
+    case "environment":
+      return environmentOperation(rt, call, { operation: frame.operation, name: frame.name, params: frame.params });
+  }
+}

@@ -1,0 +1,54 @@
+import type { CreateSessionBody, ModelConfig } from "@aexhq/brain-contracts";
+import {
+  environmentSecret,
+  MODEL_SECRET,
+  readSecret,
+  type Sealed,
+  type SecretBox,
+  type Sql,
+  secretAad,
+} from "@aexhq/brain-db";
+import { publicModelConfig } from "./provider.js";
+
+/**
+ * What session creation stores of its secrets: the provider key and each HTTP Environment's
+ * headers, sealed under the server key. The public configuration (sessions.model, environments)
+ * keeps only what can be shown: no key, header names without values.
+ */
+export function sealSessionSecrets(
+  box: SecretBox,
+  sessionId: string,
+  body: Pick<CreateSessionBody, "model" | "environments">,
+): { name: string; sealed: Sealed }[] {
+  const out: { name: string; sealed: Sealed }[] = [];
+  if (body.model.provider !== "scripted") {
+    out.push({ name: MODEL_SECRET, sealed: box.seal(body.model.apiKey, secretAad(sessionId, MODEL_SECRET)) });
+  }
+  for (const env of body.environments ?? []) {
+    if (!env.headers || Object.keys(env.headers).length === 0) continue;
+    const name = environmentSecret(env.name);
+    out.push({ name, sealed: box.seal(JSON.stringify(env.headers), secretAad(sessionId, name)) });
+  }
+  return out;
+}
+
+/** The session's model configuration with its key decrypted, for building its provider. */
+export async function sessionModelConfig(
+  sql: Sql,
+  box: SecretBox,
+  sessionId: string,
+  stored: unknown,
+): Promise<ModelConfig> {
+  const config = stored as Record<string, unknown> & { provider: string };
+  if (config.provider === "scripted") return config as ModelConfig;
+  const sealed = await readSecret(sql, sessionId, MODEL_SECRET);
+  if (!sealed) throw new Error(`session ${sessionId} has no stored model credentials`);
+  return { ...config, apiKey: box.open(sealed, secretAad(sessionId, MODEL_SECRET)) } as ModelConfig;
+}
+
+/** What sessions.model keeps: the scripted provider's script, other providers without their key. */
+export function storedModelConfig(config: ModelConfig): unknown {
+  return config.provider === "scripted" ? config : publicModelConfig(config);
+}
+
+export { publicModelConfig };

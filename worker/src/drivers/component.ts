@@ -1,0 +1,62 @@
+/** Runs a WebAssembly component tool in a terminable thread (a Brain Environment). */
+import { setupFailed as setupFailedOutcome } from "../call-reporter.js";
+import { trapOutcome } from "../outcomes.js";
+import { prepareCall } from "../setup.js";
+import { startThread, type ThreadEnd } from "../thread-runner.js";
+import type { DriverCall } from "./driver.js";
+
+export async function runComponent({ deps, claimed, reporter, running, log }: DriverCall): Promise<void> {
+  const started = Date.now();
+  const setup = await prepareCall(deps.sql, deps.cache, claimed);
+  if (!setup.ok) {
+    log.warn({ outcome: setup.outcome }, "component setup failed");
+    if (!running.stopped) await reporter.failWith(setup.outcome);
+    return;
+  }
+  const { component, invocation, workspace } = setup.prepared;
+  try {
+    if (running.stopped) return;
+    log.debug({ sha256: component.sha256, transpiled: component.transpiled, setupMs: Date.now() - started }, "running");
+    const invoke = { invocation, workspaceDir: workspace?.dir ?? null };
+    const thread = startThread(deps.spares.take(component), invoke, reporter, log);
+    running.attach(thread);
+    // The next call of this component finds a thread ready (it starts on another core while
+    // this one runs).
+    deps.spares.replenish(component);
+    const end = await thread.ended;
+    await settle(reporter, running, end, thread.stderrTail, log);
+  } finally {
+    await workspace?.remove();
+  }
+}
+
+/** Journals how `run` ended, unless the call was stopped from outside (then its end is recorded). */
+async function settle(
+  reporter: DriverCall["reporter"],
+  running: DriverCall["running"],
+  end: ThreadEnd,
+  stderrTail: string[],
+  log: DriverCall["log"],
+): Promise<void> {
+  switch (end.how) {
+    case "returned":
+      await reporter.completeAfterRun();
+      return;
+    case "trap":
+      log.info({ trap: end.message }, "component trapped");
+      await reporter.failWith(trapOutcome(end.message, { name: end.name, stderr: stderrTail }));
+      return;
+    case "setup_failed":
+      await reporter.failWith(setupFailedOutcome(end.message));
+      return;
+    case "crashed":
+      log.warn({ reason: end.message }, "component thread crashed");
+      await reporter.failWith(trapOutcome(end.message, { name: "ThreadCrash", stderr: stderrTail }));
+      return;
+    case "terminated":
+      // Stopped by us: at its deadline (recorded by the timer), because the call ended, or at
+      // shutdown (recorded by the worker's stop).
+      log.debug({ reason: running.stopped }, "component stopped");
+      return;
+  }
+}
