@@ -1,19 +1,31 @@
-import { BrainError, type Outcome } from "@aexhq/brain-contracts";
+import type { EnvironmentView, ModelRequest, ModelResult, Outcome } from "@aexhq/brain-contracts";
+import type { HttpEnvironmentOptions } from "./environment.js";
 
 /** Model-facing text that accompanies a result; it never replaces the structured output. */
 export interface ResultOptions {
   content?: string;
 }
 
-/** Environment control operations (a later issue; every call rejects for now). */
+/**
+ * ctx.environments: the session's Environments, limited to what the session was authorised for
+ * (`environmentControl` at creation; anything else rejects with environment_denied). Every
+ * operation is journaled (`environment_operation`); header values are never shown.
+ */
 export interface EnvironmentControl {
-  list(...args: unknown[]): Promise<never>;
-  get(...args: unknown[]): Promise<never>;
-  create(...args: unknown[]): Promise<never>;
-  update(...args: unknown[]): Promise<never>;
-  setup(...args: unknown[]): Promise<never>;
-  delete(...args: unknown[]): Promise<never>;
-  call(...args: unknown[]): Promise<never>;
+  list(): Promise<EnvironmentView[]>;
+  get(name: string): Promise<EnvironmentView>;
+  /** A new HTTP Environment in this session (environment_exists if the name is taken). */
+  create(spec: HttpEnvironmentOptions): Promise<EnvironmentView>;
+  /** Replaces the given fields; a changed configuration must be set up again. */
+  update(name: string, patch: Partial<Omit<HttpEnvironmentOptions, "name">>): Promise<EnvironmentView>;
+  /** Runs the Environment's setup now (again, if it failed before). */
+  setup(name: string): Promise<EnvironmentView>;
+  delete(name: string): Promise<void>;
+  /**
+   * Invokes a descriptor in the Environment, as a placed tool would be invoked: resolves with the
+   * result value, or rejects with the error outcome's code (e.g. http_error, setup_failed).
+   */
+  call(name: string, invocation: { descriptor: unknown; input?: unknown }): Promise<unknown>;
 }
 
 /**
@@ -51,27 +63,13 @@ export interface ToolContext<Options = unknown, Value = unknown> {
    * `return ctx.finish(value)` publishes no second result.
    */
   finish(value?: Value | Outcome, options?: ResultOptions): Promise<void>;
-  /** Independent model calls: a later issue; rejects for now. */
-  model(request: unknown): Promise<never>;
-  /** Environment control: a later issue; every operation rejects for now. */
+  /**
+   * Calls the session's model (its fixed provider, model and credentials) with explicit messages:
+   * an omitted system prompt is empty, omitted tools are none, and there is no default response
+   * format. Shares the activation's model-call budget; journaled (with this call as its origin)
+   * before it resolves; stopped when the call ends or reaches its deadline.
+   */
+  model(request: ModelRequest): Promise<ModelResult>;
+  /** Environment control, as far as the session was authorised. */
   readonly environments: EnvironmentControl;
 }
-
-function unavailable(what: string): () => Promise<never> {
-  // No error code says "not yet supported"; not_connected is the closest: this client has no
-  // channel to the capability. The message names the limitation plainly.
-  return () =>
-    Promise.reject(new BrainError("not_connected", `${what} is not available in this version of @aexhq/brain.`));
-}
-
-export const modelUnavailable = unavailable("ctx.model");
-
-export const environmentsUnavailable: EnvironmentControl = Object.freeze({
-  list: unavailable("ctx.environments.list"),
-  get: unavailable("ctx.environments.get"),
-  create: unavailable("ctx.environments.create"),
-  update: unavailable("ctx.environments.update"),
-  setup: unavailable("ctx.environments.setup"),
-  delete: unavailable("ctx.environments.delete"),
-  call: unavailable("ctx.environments.call"),
-});

@@ -4,12 +4,15 @@ import {
   errorOutcome,
   findNonJson,
   isReservedKind,
+  type ModelRequest,
   type Outcome,
 } from "@aexhq/brain-contracts";
-import { environmentsUnavailable, modelUnavailable, type ResultOptions, type ToolContext } from "./context.js";
+import { environmentControl, requestModel } from "./call-requests.js";
+import type { ResultOptions, ToolContext } from "./context.js";
 import { armDeadline } from "./deadline-timer.js";
-import type { CallFrame } from "./frame-encoding.js";
+import type { CallFrame, RequestFrame } from "./frame-encoding.js";
 import { normalizeResult } from "./normalize-result.js";
+import type { Ack } from "./pending-acks.js";
 import { SerialQueue } from "./serial-queue.js";
 import type { ToolRuntime } from "./tool.js";
 import { issuesForWire, thrownMessage } from "./zod-issues.js";
@@ -21,6 +24,11 @@ export interface FrameChannel {
    * of its ack. Throws synchronously, having written nothing, with frame_too_large or not_connected.
    */
   send(frame: CallFrame): Promise<number | null>;
+  /**
+   * Writes a request frame (ctx.model, ctx.environments) and resolves with its ack, whose `value`
+   * is the answer. Throws synchronously, having written nothing, like `send`.
+   */
+  request(frame: RequestFrame): Promise<Ack>;
 }
 
 export interface CallInfo {
@@ -70,10 +78,24 @@ export class Execution {
       emit: (kind: string, data: unknown) => this.emit(kind, data),
       emitResult: (value: unknown, options?: ResultOptions) => this.emitResult(value, options),
       finish: (value?: unknown, options?: ResultOptions) => this.finish(value, options),
-      model: modelUnavailable,
-      environments: environmentsUnavailable,
+      model: (request: ModelRequest) => requestModel(this.requester, this.ids, request),
+      environments: environmentControl(this.requester, this.ids),
     });
   }
+
+  private get ids() {
+    return { sessionId: this.call.sessionId, sequence: this.call.sequence };
+  }
+
+  /** Requests go out only while the call is open; they never delay or reorder its frames. */
+  private readonly requester = (frame: RequestFrame): Promise<Ack> => {
+    if (this.state === "ended") return Promise.reject(this.finishedError());
+    try {
+      return this.channel.request(frame);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
 
   get ended(): boolean {
     return this.state === "ended";

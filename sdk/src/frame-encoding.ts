@@ -2,8 +2,10 @@ import {
   BrainError,
   byteLength,
   type EmitFrameSchema,
+  type EnvironmentFrameSchema,
   type FinishFrameSchema,
   MAX_FRAME_BYTES,
+  type ModelFrameSchema,
   type ResultFrameSchema,
   type ReturnFrameSchema,
 } from "@aexhq/brain-contracts";
@@ -19,12 +21,15 @@ export type CallFrame = WithoutId<
   | z.infer<typeof FinishFrameSchema>
 >;
 
+/** A frame that asks Brain for something on behalf of a call; its ack carries the answer. */
+export type RequestFrame = WithoutId<z.infer<typeof ModelFrameSchema> | z.infer<typeof EnvironmentFrameSchema>>;
+
 /**
  * Serialises a host frame with its id, refusing it (`frame_too_large`, nothing sent) when it
  * would exceed MAX_FRAME_BYTES: the server would reject it, and a result must become an honest
  * error outcome rather than a lost frame.
  */
-export function encodeFrame(frame: CallFrame | { type: "ping" }, id: number): string {
+export function encodeFrame(frame: CallFrame | RequestFrame | { type: "ping" }, id: number): string {
   const text = JSON.stringify({ ...frame, id });
   const bytes = byteLength(text);
   if (bytes > MAX_FRAME_BYTES) {

@@ -11,10 +11,10 @@ import WebSocket from "ws";
 import { Backoff } from "./backoff.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { FrameChannel } from "./execution.js";
-import { type CallFrame, encodeFrame } from "./frame-encoding.js";
+import { type CallFrame, encodeFrame, type RequestFrame } from "./frame-encoding.js";
 import { type Heartbeat, startHeartbeat } from "./heartbeat.js";
 import type { HttpClient } from "./http-client.js";
-import { PendingAcks } from "./pending-acks.js";
+import { type Ack, PendingAcks } from "./pending-acks.js";
 
 /** The identity of a registered host: save it to reattach sessions after a restart. */
 export interface BrainCredentials {
@@ -80,6 +80,15 @@ export class HostConnection implements FrameChannel {
   }
 
   send(frame: CallFrame): Promise<number | null> {
+    return this.write(frame).then((ack) => ack.sequence);
+  }
+
+  /** A request frame (model, environment): resolves with its ack, which carries the answer. */
+  request(frame: RequestFrame): Promise<Ack> {
+    return this.write(frame);
+  }
+
+  private write(frame: CallFrame | RequestFrame): Promise<Ack> {
     const ws = this.socket;
     if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
       throw new BrainError("not_connected", "The host connection is down; the frame was not sent.");
@@ -203,7 +212,7 @@ export class HostConnection implements FrameChannel {
   private route(frame: ServerFrame): void {
     switch (frame.type) {
       case "ack":
-        this.acks.ack(frame.id, frame.sequence);
+        this.acks.ack(frame.id, frame.sequence, frame.value);
         break;
       case "reject":
         // A reject without an id answers a frame Brain could not read; no promise waits for it.

@@ -1,7 +1,13 @@
 import { BrainError, isErrorCode } from "@aexhq/brain-contracts";
 
+/** An `ack`: the committed record's sequence and, for request frames, the answer. */
+export interface Ack {
+  sequence: number | null;
+  value: unknown;
+}
+
 interface Waiter {
-  resolve(sequence: number | null): void;
+  resolve(ack: Ack): void;
   reject(error: BrainError): void;
 }
 
@@ -9,16 +15,16 @@ interface Waiter {
 export class PendingAcks {
   private readonly waiters = new Map<number, Waiter>();
 
-  add(id: number): Promise<number | null> {
+  add(id: number): Promise<Ack> {
     return new Promise((resolve, reject) => {
       this.waiters.set(id, { resolve, reject });
     });
   }
 
-  ack(id: number, sequence: number | null): void {
+  ack(id: number, sequence: number | null, value?: unknown): void {
     const waiter = this.waiters.get(id);
     this.waiters.delete(id);
-    waiter?.resolve(sequence);
+    waiter?.resolve({ sequence, value });
   }
 
   reject(id: number, error: { code: string; message: string }): void {

@@ -1,7 +1,8 @@
 import type { FrameChannel } from "../src/execution.js";
-import { type CallFrame, encodeFrame } from "../src/frame-encoding.js";
+import { type CallFrame, encodeFrame, type RequestFrame } from "../src/frame-encoding.js";
+import type { Ack } from "../src/pending-acks.js";
 
-type Sent = CallFrame & { id: number };
+type Sent = (CallFrame | RequestFrame) & { id: number };
 
 /**
  * A FrameChannel that records what would go on the wire. It enforces the frame limit exactly as
@@ -22,6 +23,16 @@ export class RecordingChannel implements FrameChannel {
     this.frames.push(sent);
     if (!this.manualAcks) return Promise.resolve(this.nextSequence++);
     return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+  }
+
+  /** Request frames are answered with `answer(frame)` (default: a null value). */
+  answer: (frame: RequestFrame) => unknown = () => null;
+
+  request(frame: RequestFrame): Promise<Ack> {
+    const id = this.nextId++;
+    const sent = JSON.parse(encodeFrame(frame, id)) as Sent;
+    this.frames.push(sent);
+    return Promise.resolve({ sequence: this.nextSequence++, value: this.answer(frame) });
   }
 
   ack(id: number): void {

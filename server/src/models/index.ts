@@ -3,8 +3,8 @@
 export { sealSessionSecrets, sessionModelConfig, storedModelConfig } from "./credentials.js";
 export {
   createProvider,
-  ModelCallError,
   type ModelCallContext,
+  ModelCallError,
   type ModelProvider,
   type ProviderRequest,
   type ProviderResponse,
