@@ -6,7 +6,7 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { claimWorkerCall, endCalls, type JournalWriter, type Sql } from "@aexhq/brain-db";
+import { claimWorkerCall, endCalls, type JournalWriter, type SecretBox, type Sql } from "@aexhq/brain-db";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import type { ComponentCache } from "./component-cache.js";
 import { runComponent } from "./drivers/component.js";
@@ -27,6 +27,12 @@ export interface InvocationDeps {
   /** The connection this worker's claims go on (it changes if the worker had to re-register). */
   connectionId(): string;
   maxEmittedBytes: number;
+  /** Model calls per activation (BRAIN_MAX_MODEL_CALLS), shared with the Agentloop. */
+  maxModelCalls: number;
+  /** Opens session secrets: Environment headers, the provider key for components' model calls. */
+  secrets: SecretBox;
+  /** This worker's id in `servers`: the runner of the model calls it makes. */
+  workerId(): string;
   log: Logger;
 }
 

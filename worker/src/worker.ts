@@ -12,6 +12,7 @@ import {
   listenForCommits,
   migrate,
   requeueLostWorkerJobs,
+  SecretBox,
   startBoss,
   stopServer,
   WORKER_QUEUE,
@@ -107,6 +108,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     spares,
     connectionId: () => identity.connectionId,
     maxEmittedBytes: options.maxEmittedBytes,
+    maxModelCalls: options.maxModelCalls,
+    secrets: new SecretBox(options.secretKey),
+    workerId: () => identity.workerId,
     log,
   };
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
