@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TOOL_NAME_PATTERN } from "./journal.js";
 import { MAX_MESSAGE_CHARS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
+import { OutcomeSchema } from "./outcome.js";
 
 /** Bodies and answers of the HTTP API (`/v1`). Each is the single definition both ends use. */
 
@@ -262,6 +263,48 @@ export const CancelCallResultSchema = z.object({ cancelled: z.boolean(), sequenc
 /** GET /v1/sessions/:id/tools: the placements as advertised at creation. */
 export const SessionToolsSchema = z.object({ hostId: Uuid.nullable(), tools: z.array(ToolPlacementSchema) });
 
+/** The protocol of the Application tool extension (a host placement with `url`, protocol "tool"). */
+export const HTTP_TOOL_PROTOCOL = "brain.tool/2";
+
+/**
+ * What Brain POSTs to an application serving its tools over HTTP (`toolHandler`, `fastifyTools`):
+ * one invocation of one call. The handler reports on the call only through `callback`: each frame
+ * is POSTed to `callback.url` with `Authorization: Bearer <callback.token>`, a token that names this
+ * call alone and is useless once it ended. The request lasts until the handler answers, `deadline`
+ * passes or Brain closes it; nothing the application does afterwards reaches the journal.
+ */
+export const HttpToolInvocationSchema = z.strictObject({
+  protocol: z.literal(HTTP_TOOL_PROTOCOL),
+  tool: z.string().regex(TOOL_NAME_PATTERN),
+  sessionId: Uuid,
+  /** The sequence of the call's tool_call_started: with sessionId it names the call. */
+  sequence: z.number().int().positive(),
+  input: z.json(),
+  /** The placement's options as Brain holds them (null for `run` tools: the application's own apply). */
+  options: z.json().nullable(),
+  /** Absolute deadline in epoch ms; null means unlimited. */
+  deadline: z.number().nullable(),
+  callback: z.strictObject({ url: HttpUrlSchema, token: z.string().min(1).max(512) }),
+});
+
+const CallbackContent = z
+  .string()
+  .max(256 * 1024)
+  .optional();
+/**
+ * POST /v1/calls/:sessionId/:sequence/frames: what an HTTP application tool reports about its call,
+ * with the rules a host's `result` / `finish` frames get. There is no `emit`: HTTP tools publish no
+ * arbitrary events.
+ */
+export const CallFrameBodySchema = z.discriminatedUnion("type", [
+  /** ctx.emitResult: one more result; the call stays open unless the outcome is not ok. */
+  z.strictObject({ type: z.literal("result"), outcome: OutcomeSchema, content: CallbackContent }),
+  /** ctx.finish: optionally one more result, then completion. */
+  z.strictObject({ type: z.literal("finish"), outcome: OutcomeSchema.optional(), content: CallbackContent }),
+]);
+/** The answer once the frame has committed: the durable acknowledgment. */
+export const CallFrameResultSchema = z.object({ sequence: z.number().int().positive() });
+
 export const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
@@ -289,3 +332,6 @@ export type ActivationResult = z.infer<typeof ActivationResultSchema>;
 export type JournalEvent = z.infer<typeof JournalEventSchema>;
 export type RegisteredHost = z.infer<typeof RegisteredHostSchema>;
 export type SessionTools = z.infer<typeof SessionToolsSchema>;
+export type HttpToolInvocation = z.infer<typeof HttpToolInvocationSchema>;
+export type CallFrameBody = z.infer<typeof CallFrameBodySchema>;
+export type CallFrameResult = z.infer<typeof CallFrameResultSchema>;

@@ -6,4 +6,5 @@ export * from "./json.js";
 export * from "./limits.js";
 export * from "./model.js";
 export * from "./outcome.js";
+export * from "./timers.js";
 export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";

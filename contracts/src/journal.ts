@@ -25,6 +25,7 @@ export const RECORD_KINDS = [
   "tool_returned",
   "tool_call_ended",
   "emission_rejected",
+  "environment_operation",
   "cancel_requested",
   "session_ended",
 ] as const;

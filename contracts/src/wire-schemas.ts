@@ -1,10 +1,13 @@
 import { z } from "zod";
 import { HostFrameSchema, ServerFrameSchema } from "./frames.js";
 import {
+  CallFrameBodySchema,
+  CallFrameResultSchema,
   CancelCallResultSchema,
   CancelTurnResultSchema,
   CreateSessionBodySchema,
   ErrorBodySchema,
+  HttpToolInvocationSchema,
   JournalEventSchema,
   PostMessageBodySchema,
   PostMessageResultSchema,
@@ -30,6 +33,9 @@ export const wireSchemas: Record<string, z.ZodType> = {
   "cancel-turn-result": CancelTurnResultSchema,
   "cancel-call-result": CancelCallResultSchema,
   "session-tools": SessionToolsSchema,
+  "http-tool-invocation": HttpToolInvocationSchema,
+  "call-frame-body": CallFrameBodySchema,
+  "call-frame-result": CallFrameResultSchema,
   outcome: OutcomeSchema,
   "host-frame": HostFrameSchema,
   "server-frame": ServerFrameSchema,

@@ -58,3 +58,28 @@ ALTER TABLE sessions ADD COLUMN environment_control jsonb;
 
 -- Where a server can be reached, for callbacks of tools served over HTTP (BRAIN_PUBLIC_URL).
 ALTER TABLE servers ADD COLUMN url text;
+
+-- One row per model call, the Agentloop's and the tools' alike: who asked (origin, and for a tool
+-- the seq of its tool_call_started), the activation whose budget it used, how it ended and what
+-- it cost. Scope queries by session_id: the start/end pairing is per session.
+CREATE VIEW model_calls AS
+SELECT
+  s.session_id,
+  s.seq,
+  COALESCE(s.payload->'origin'->>'type', 'agentloop') AS origin,
+  (s.payload->'origin'->>'sequence')::bigint AS tool_call_seq,
+  (s.payload->>'activation')::bigint AS activation_seq,
+  s.created_at AS started_at,
+  e.seq AS ended_seq,
+  e.created_at AS ended_at,
+  e.payload->'outcome'->>'status' AS status,
+  e.payload->'outcome'->'error'->>'code' AS error_code,
+  e.payload->>'model' AS model,
+  (e.payload->'usage'->>'inputTokens')::bigint AS input_tokens,
+  (e.payload->'usage'->>'outputTokens')::bigint AS output_tokens
+FROM records s
+LEFT JOIN records e
+  ON e.session_id = s.session_id AND e.kind = 'model_call_ended' AND (e.payload->>'call')::bigint = s.seq
+WHERE s.kind = 'model_call_started';
+
+COMMENT ON VIEW model_calls IS 'One row per model call (Agentloop or tool), named by the seq of its model_call_started record; ended_seq is null while it runs.';

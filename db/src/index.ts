@@ -10,6 +10,7 @@ export {
   WORKER_QUEUE,
   type WorkerJob,
 } from "./boss.js";
+export { type CallbackCall, callbackToken, verifyCallbackToken } from "./callback-token.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
@@ -39,12 +40,35 @@ export {
   type DispatchedCall,
 } from "./ops/dispatch.js";
 export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
+export {
+  ENVIRONMENT_OPERATION_KIND,
+  type EnvironmentOperationResult,
+  type EnvironmentOperationWrite,
+  journalEnvironmentOperation,
+} from "./ops/environment-operation.js";
+export { attemptEnvironmentSetup, type SetupAttempt, type SetupVerdict } from "./ops/environment-setup.js";
+export {
+  deleteEnvironment,
+  type EnvironmentCallContext,
+  type EnvironmentConfig,
+  type EnvironmentRow,
+  type EnvironmentStatus,
+  environmentCallContext,
+  insertEnvironment,
+  listEnvironments,
+  lockEnvironment,
+  MAX_SESSION_ENVIRONMENTS,
+  type NewEnvironment,
+  readEnvironment,
+  replaceEnvironment,
+  type StoredEnvironment,
+} from "./ops/environments.js";
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
 export { environmentSecret, MODEL_SECRET, readSecret, secretAad } from "./ops/secrets.js";
-export { heartbeat, registerServer, stopServer } from "./ops/servers.js";
+export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
   createSession,
   deleteSession,
@@ -59,6 +83,13 @@ export {
   sealedRows,
   sessionStatus,
 } from "./ops/sessions.js";
+export {
+  endOrphanedToolModelCalls,
+  endToolModelCall,
+  type StartedToolModelCall,
+  startToolModelCall,
+  type ToolCallRef,
+} from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";

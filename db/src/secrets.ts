@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -31,6 +31,15 @@ export class SecretBox {
     cipher.setAAD(Buffer.from(aad, "utf8"));
     const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     return { keyId: this.keyId, nonce, ciphertext, tag: cipher.getAuthTag() };
+  }
+
+  /**
+   * HMAC-SHA256 of `message` under a key derived from this key for `purpose` alone, so a MAC made
+   * for one purpose (a callback token, say) never verifies as another's.
+   */
+  mac(purpose: string, message: string): Buffer {
+    const key = createHmac("sha256", this.#key).update(`brain-mac\0${purpose}`).digest();
+    return createHmac("sha256", key).update(message, "utf8").digest();
   }
 
   open(sealed: Sealed, aad: string): string {

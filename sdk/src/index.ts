@@ -35,6 +35,9 @@ export {
   httpEnv,
 } from "./environment.js";
 export type { BrainCredentials } from "./host-connection.js";
+export { type FastifyToolsInstance, type FastifyToolsOptions, fastifyTools } from "./http-tools/fastify.js";
+export { type HttpToolDefinition, httpTool } from "./http-tools/http-tool.js";
+export { type ToolHandlerOptions, type ToolRequestListener, toolHandler } from "./http-tools/node-handler.js";
 export type { JsonSchema } from "./json-schema.js";
 export { type EventsOptions, type RequestOptions, Session, type SessionInfo } from "./session.js";
 export type {

@@ -12,8 +12,13 @@ describe("the public entry point", () => {
       "Session",
       "brainEnv",
       "component",
+      "fastifyTools",
       "hostEnv",
+      "http",
+      "httpEnv",
+      "httpTool",
       "tool",
+      "toolHandler",
     ]);
   });
 
@@ -54,7 +59,10 @@ describe("the SDK's dependencies", () => {
     };
     expect(Object.keys(pkg.dependencies).sort()).toEqual(["@aexhq/brain-contracts", "ws", "zod"]);
     const allowed = /^(node:|\.\.?\/|@aexhq\/brain-contracts$|ws$|zod$)/;
-    for (const file of readdirSync(join(root, "src"))) {
+    const files = readdirSync(join(root, "src"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".ts"),
+    );
+    for (const file of files) {
       const text = readFileSync(join(root, "src", file), "utf8");
       for (const [, spec] of text.matchAll(/from "([^"]+)"/g)) expect(spec, `${file} imports ${spec}`).toMatch(allowed);
       expect(text).not.toMatch(/import\("(?!node:|\.)/);

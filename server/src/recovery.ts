@@ -1,4 +1,4 @@
-import { endCalls, orphanedSessions } from "@aexhq/brain-db";
+import { endCalls, endOrphanedToolModelCalls, orphanedSessions } from "@aexhq/brain-db";
 import type { Runtime } from "./runtime.js";
 
 /**
@@ -18,6 +18,9 @@ export async function sweep(rt: Runtime): Promise<void> {
     await rt.sql`UPDATE host_connections SET closed_at = now() WHERE server_id = ${id} AND closed_at IS NULL`;
     rt.log.warn({ serverId: id }, "declared a server dead; its dispatched calls ended unknown");
   }
+  // Tools' model requests whose process is gone: interrupted, so `unknown`, never replayed.
+  const interrupted = await rt.writer.submit(endOrphanedToolModelCalls());
+  if (interrupted > 0) rt.log.warn({ interrupted }, "recorded tool model calls of lost processes as unknown");
   // Also servers that stopped cleanly may leave calls on connections that closed with them.
   for (const id of await orphanedSessions(rt.sql)) {
     await rt.actors.resume(id);

@@ -10,6 +10,7 @@ import {
   type Sql,
   startBoss,
   stopServer,
+  Touch,
 } from "@aexhq/brain-db";
 import type { FastifyBaseLogger } from "fastify";
 import type { PgBoss } from "pg-boss";
@@ -20,6 +21,7 @@ import { HostRegistry } from "./hosts/registry.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
+import { ToolModelCalls } from "./models/tool-model-calls.js";
 import { sweep } from "./recovery.js";
 
 /** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
@@ -37,6 +39,8 @@ export interface Runtime {
   readonly log: FastifyBaseLogger;
   /** Seals and opens session secrets (provider keys, Environment headers) under BRAIN_SECRET_KEY. */
   readonly secrets: SecretBox;
+  /** Model calls of the tools whose host connections are on this server (ctx.model). */
+  readonly toolModels: ToolModelCalls;
   /** Ended activations, announced in-process by the actors that wrote them. */
   readonly turns: TurnNotices;
   /** Open event streams, ended when the server shuts down. */
@@ -66,6 +70,7 @@ export async function startRuntime(
   const writer = new JournalWriter(sql, { channel, origin: serverId, onCommit: (keys) => bus.deliver(keys) });
   const boss = await startBoss(databaseUrl, config.schema, (err) => log.warn({ err }, "pg-boss error"));
   const deadlineJobs = new DeadlineJobs(boss, writer);
+  const secrets = new SecretBox(config.secretKey);
   await deadlineJobs.startWorker((err) => log.warn({ err }, "deadline backstop failed"));
   const partial = {
     serverId,
@@ -77,7 +82,14 @@ export async function startRuntime(
     deadlineJobs,
     boss,
     log,
-    secrets: new SecretBox(config.secretKey),
+    secrets,
+    toolModels: new ToolModelCalls({
+      sql,
+      writer,
+      secrets,
+      runnerId: () => serverId,
+      maxModelCalls: config.maxModelCalls,
+    }),
     streams: new Set<() => void>(),
     closing: closing.signal,
     turns: new TurnNotices(),
@@ -89,7 +101,13 @@ export async function startRuntime(
   Object.assign(rt, { dispatch: new Dispatcher(rt), actors: new ActorRegistry(rt) });
 
   await registerServer(sql, serverId);
-  bus.onAnySession((id, bits) => rt.actors.onCommit(id, bits));
+  bus.onAnySession((id, bits) => {
+    rt.actors.onCommit(id, bits);
+    // A call that ended stops its model requests (a no-op without requests in flight).
+    if (bits & (Touch.observation | Touch.ended)) {
+      void rt.toolModels.stopEnded([id]).catch((err) => log.warn({ err }, "checking model requests failed"));
+    }
+  });
   bus.onHost((hostId) => {
     const conn = rt.hosts.current(hostId);
     if (conn) void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
@@ -113,6 +131,7 @@ export async function startRuntime(
     sweeping = true;
     try {
       await heartbeat(sql, serverId);
+      await rt.toolModels.stopEnded();
       await sweep(rt);
     } catch (err) {
       log.warn({ err }, "heartbeat or recovery sweep failed");
@@ -133,6 +152,8 @@ export async function startRuntime(
     async stop() {
       clearInterval(timer);
       rt.actors.stopAll();
+      // Requests in flight are interrupted: journaled `unknown`, never replayed.
+      await rt.toolModels.stopAll();
       for (const conn of rt.hosts.all()) conn.close();
       // Calls dispatched on our connections can no longer report: they end unknown now, rather
       // than when another server notices we are gone.

@@ -60,7 +60,23 @@ describe("hostile input", () => {
     const cases: [string, unknown, string][] = [
       ["/v1/sessions", { model: { provider: "scripted", script: "x" } }, "model.script"],
       ["/v1/sessions", { model: "scripted" }, "model"],
-      ["/v1/sessions", { model: { provider: "openai", script: [] } }, "model.provider"],
+      ["/v1/sessions", { model: { provider: "gemini", script: [] } }, "model.provider"],
+      ["/v1/sessions", { model: { provider: "openai", name: "m" } }, "model.apiKey"],
+      [
+        "/v1/sessions",
+        { model: { provider: "openai", name: "m", apiKey: "k", baseUrl: "file:///etc" } },
+        "model.baseUrl",
+      ],
+      [
+        "/v1/sessions",
+        { model: scripted(), environments: [{ type: "http", name: "e", baseUrl: "ftp://x" }] },
+        "environments.0.baseUrl",
+      ],
+      [
+        "/v1/sessions",
+        { model: scripted(), environmentControl: { operations: ["destroy"] } },
+        "environmentControl.operations.0",
+      ],
       ["/v1/sessions", { model: scripted(), metadata: { a: 1 } }, "metadata.a"],
       ["/v1/sessions", { model: scripted(), tools: "all" }, "tools"],
       ["/v1/sessions", { model: scripted(), hostId: "not-a-uuid" }, "hostId"],

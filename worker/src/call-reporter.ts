@@ -5,7 +5,9 @@
  * record, the same outcome rules. Each method resolves once its write committed; the component's
  * host function returns only then.
  */
+
 import {
+  BrainError,
   byteLength,
   type ErrorCode,
   EVENT_KIND_PATTERN,
@@ -15,6 +17,7 @@ import {
   type Outcome,
 } from "@aexhq/brain-contracts";
 import { appendRecords, type CallAction, type JournalWriter, transitionCall } from "@aexhq/brain-db";
+import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { Logger } from "./log.js";
 import { boundOutcome, codeMessage, parseOutcome } from "./outcomes.js";
 import type { HostReply } from "./sandbox/protocol.js";
@@ -36,6 +39,8 @@ export class CallReporter {
     private readonly call: CallRef,
     private readonly maxEmittedBytes: number,
     private readonly log: Logger,
+    /** Model calls on the call's behalf (the WIT `model` import). */
+    private readonly models?: ToolModelCalls,
   ) {}
 
   /** Whether this call is known to have ended (by us, or a write that matched no open call). */
@@ -68,6 +73,28 @@ export class CallReporter {
   async finish(outcomeText: string | null): Promise<HostReply> {
     if (outcomeText === null) return this.apply({ type: "finish" });
     return this.publish("finish", outcomeText);
+  }
+
+  /**
+   * The WIT `model` import: a ModelRequest JSON in, the ModelResult JSON out, once the provider
+   * answered and the answer was journaled (see ToolModelCalls). Errors name their code first.
+   */
+  async model(requestText: string): Promise<HostReply> {
+    if (!this.models) return fail("not_supported", "this worker makes no model calls");
+    let request: unknown;
+    try {
+      request = JSON.parse(requestText);
+    } catch {
+      return fail("invalid_model_request", "the request is not JSON");
+    }
+    try {
+      const answer = await this.models.call(this.call, request);
+      return { ok: true, seq: answer.sequence, value: JSON.stringify(answer.value) };
+    } catch (error) {
+      if (error instanceof BrainError) return fail(error.code, error.message);
+      this.log.error({ err: error, ...this.call }, "a component's model call failed");
+      return fail("internal_error", "the model call failed inside the worker");
+    }
   }
 
   /** `returned`: ends the synchronous phase, once; later calls change nothing. */

@@ -5,8 +5,9 @@
  * sweep ends it `unknown` (`worker_lost`), and nobody runs it again. The Environment of the tool's
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
-import { ToolPlacementSchema } from "@aexhq/brain-contracts";
+import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
 import { claimWorkerCall, endCalls, type JournalWriter, type SecretBox, type Sql } from "@aexhq/brain-db";
+import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import type { ComponentCache } from "./component-cache.js";
 import { runComponent } from "./drivers/component.js";
@@ -16,7 +17,6 @@ import { runHttpEnvironmentCall } from "./drivers/http-environment.js";
 import type { Logger } from "./log.js";
 import type { RunningCalls } from "./running-calls.js";
 import type { SparePool } from "./spare-threads.js";
-import { armAt } from "./timers.js";
 
 export interface InvocationDeps {
   sql: Sql;
@@ -31,7 +31,9 @@ export interface InvocationDeps {
   maxModelCalls: number;
   /** Opens session secrets: Environment headers, the provider key for components' model calls. */
   secrets: SecretBox;
-  /** This worker's id in `servers`: the runner of the model calls it makes. */
+  /** Model calls of the calls it runs (components' `model` import). */
+  models: ToolModelCalls;
+  /** This worker's id in `servers`. */
   workerId(): string;
   log: Logger;
 }
@@ -48,7 +50,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
   }
   const log = deps.log.child({ sessionId: job.sessionId, seq: job.seq, tool: claimed.tool });
   const running = deps.running.add(job.sessionId, job.seq);
-  const reporter = new CallReporter(deps.writer, { ...job, connectionId }, deps.maxEmittedBytes, log);
+  const reporter = new CallReporter(deps.writer, { ...job, connectionId }, deps.maxEmittedBytes, log, deps.models);
   const timeout = () =>
     deps.writer.submit(
       endCalls({ sessionId: job.sessionId, seqs: [job.seq] }, { status: "timeout", cause: "deadline" }),

@@ -1,20 +1,27 @@
 /**
  * Output validation for tools whose results do not pass through the SDK (HTTP Environment
  * descriptors, v1 plain-JSON HTTP tools): the placement's advertised output JSON Schema (draft
- * 2020-12, as zod exports it) checked with Ajv. Validators are compiled once per schema text.
+ * 2020-12, as zod exports it) checked with Ajv. Validators are compiled once per schema text. The
+ * input of a tool no SDK runs is checked the same way against its advertised input schema.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+const options = { strict: false, allErrors: false, validateFormats: false } as const;
+const ajv = new Ajv2020(options);
+/**
+ * zod exports an ordinary z.object's output with `additionalProperties: false` because parsing
+ * strips extra keys: this instance strips them too (a third-party API answers many more fields).
+ */
+const stripping = new Ajv2020({ ...options, removeAdditional: true });
 const compiled = new Map<string, ValidateFunction | Error>();
 
-function validatorFor(schema: Record<string, unknown>): ValidateFunction | Error {
-  const key = JSON.stringify(schema);
+function validatorFor(schema: Record<string, unknown>, strip = false): ValidateFunction | Error {
+  const key = `${strip ? "strip:" : ""}${JSON.stringify(schema)}`;
   let v = compiled.get(key);
   if (!v) {
     try {
-      v = ajv.compile(schema);
+      v = (strip ? stripping : ajv).compile(schema);
     } catch (error) {
       v = error as Error;
     }
@@ -24,17 +31,42 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction | Error
   return v;
 }
 
+export interface CheckOptions {
+  /**
+   * Drop properties the schema closes with `additionalProperties: false` instead of failing, as
+   * zod's parse of an ordinary z.object would; the value is checked (and stripped) as a copy.
+   */
+  strip?: boolean;
+}
+
 /** The ok outcome of `value`, or `invalid_output` when it fails the tool's output schema. */
-export function checkedOutcome(outputSchema: Record<string, unknown> | null, value: unknown): Outcome {
+export function checkedOutcome(
+  outputSchema: Record<string, unknown> | null,
+  value: unknown,
+  options: CheckOptions = {},
+): Outcome {
   if (outputSchema === null) return { status: "ok", value: value as never };
-  const validate = validatorFor(outputSchema);
+  const validate = validatorFor(outputSchema, options.strip);
   if (validate instanceof Error) {
     return errorOutcome("invalid_output", `The tool's output schema could not be compiled: ${validate.message}`);
   }
-  if (validate(value)) return { status: "ok", value: value as never };
+  const checked = options.strip ? structuredClone(value) : value;
+  if (validate(checked)) return { status: "ok", value: checked as never };
   return errorOutcome(
     "invalid_output",
     "The result failed the tool's output schema.",
+    (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
+  );
+}
+
+/** Null when `input` satisfies the tool's input schema, else the `invalid_input` outcome. */
+export function inputProblem(inputSchema: Record<string, unknown>, input: unknown): Outcome | null {
+  const validate = validatorFor(inputSchema);
+  // A schema Ajv cannot compile checks nothing here: the SDK exported it, the model was shown it.
+  if (validate instanceof Error || validate(input)) return null;
+  return errorOutcome(
+    "invalid_input",
+    "The tool input failed the tool's input schema.",
     (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
   );
 }

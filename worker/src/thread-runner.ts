@@ -118,5 +118,7 @@ async function handle(reporter: CallReporter, call: HostCall): Promise<HostReply
       return reporter.returned();
     case "finish":
       return reporter.finish(call.outcome);
+    case "model":
+      return reporter.model(call.request);
   }
 }

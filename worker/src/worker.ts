@@ -17,6 +17,7 @@ import {
   stopServer,
   WORKER_QUEUE,
 } from "@aexhq/brain-db";
+import { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { ComponentCache } from "./component-cache.js";
@@ -62,8 +63,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const running = new RunningCalls();
   const cache = new ComponentCache(sql, options.cacheDir);
   const spares = new SparePool();
+  const secrets = new SecretBox(options.secretKey);
+  const models = new ToolModelCalls({
+    sql,
+    writer,
+    secrets,
+    runnerId: () => identity.workerId,
+    maxModelCalls: options.maxModelCalls,
+  });
   const checkEnded = (sessions?: Iterable<string>) =>
-    running.stopEnded(sql, sessions).catch((err) => log.warn({ err }, "checking for ended calls failed"));
+    Promise.all([running.stopEnded(sql, sessions), models.stopEnded(sessions)]).catch((err) =>
+      log.warn({ err }, "checking for ended calls failed"),
+    );
 
   const listener = await listenForCommits(
     sql,
@@ -109,7 +120,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connectionId: () => identity.connectionId,
     maxEmittedBytes: options.maxEmittedBytes,
     maxModelCalls: options.maxModelCalls,
-    secrets: new SecretBox(options.secretKey),
+    secrets,
+    models,
     workerId: () => identity.workerId,
     log,
   };
@@ -142,6 +154,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     while (running.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     phase(`grace over, ${running.size} still running`);
     running.stopAll("shutdown");
+    // Model requests of the stopped calls are interrupted: journaled `unknown`, never replayed.
+    await models.stopAll();
     spares.close();
     // What was still running was interrupted: nobody can say how far it got.
     await writer

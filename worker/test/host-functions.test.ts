@@ -31,7 +31,16 @@ beforeAll(async () => {
   const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
   log = captureLog();
   worker = await inProcessWorker(h, { log: log.logger });
-  session = await createComponentSession(h, [{ sha256, options: { depth: 2 } }]);
+  session = await createComponentSession(
+    h,
+    [{ sha256, options: { depth: 2 } }],
+    {},
+    {
+      provider: "scripted",
+      script: [],
+      toolScript: [{ text: "from the model" }],
+    },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -148,9 +157,27 @@ describe("emit-result, returned, finish", () => {
 });
 
 describe("model, telemetry, traps", () => {
-  it("model answers with a not_supported error until model calls from tools exist", async () => {
-    const { row } = await script([{ op: "model" }, { op: "finish-answers" }]);
-    expect(answersOf(row)[1]!.err).toMatch(/^not_supported: /);
+  it("model calls the session's model, journaled with the call as origin before it answers", async () => {
+    const request = { system: "Be brief.", messages: [{ role: "user", content: "summarise" }] };
+    const { seq, row } = await script([
+      { op: "model", request },
+      { op: "model", request: { messages: [] } },
+      { op: "finish-answers" },
+    ]);
+    const [, answered, refused] = answersOf(row);
+    expect(answered!.ok).toMatchObject({ text: "from the model", toolCalls: [], stopReason: "end", model: "scripted" });
+    expect(refused!.err).toMatch(/^invalid_model_request: /);
+    const records = await h.db.sql<{ seq: number; kind: string; payload: Record<string, unknown> }[]>`
+      SELECT seq, kind, payload FROM records WHERE session_id = ${session} AND kind LIKE 'model_call_%' ORDER BY seq`;
+    const origin = { type: "tool", sessionId: session, sequence: seq };
+    expect(records.map((r) => [r.kind, r.payload.origin])).toEqual([
+      ["model_call_started", origin],
+      ["model_call_ended", origin],
+    ]);
+    expect(records[0]!.payload.request).toEqual(request);
+    expect(records[1]!.payload.outcome).toEqual({ status: "ok" });
+    // The answer the component got names the record that holds it.
+    expect((answered!.ok as { sequence: number }).sequence).toBe(records[1]!.seq);
   });
 
   it("telemetry and stdout reach the worker's log only, never the journal", async () => {

@@ -72,6 +72,8 @@ export async function createComponentSession(
   h: Harness,
   tools: ComponentTool[],
   workspace: Record<string, string> = {},
+  /** The session's model; tools reach it through the WIT `model` import. */
+  model: unknown = { provider: "scripted", script: [] },
 ): Promise<string> {
   const id = randomUUID();
   const placements = tools.map((t) => ({
@@ -87,7 +89,7 @@ export async function createComponentSession(
     createSession({
       id,
       hostId: null,
-      model: { provider: "scripted" },
+      model,
       tools: placements,
       metadata: {},
       ownerId: h.ownerId,

@@ -93,7 +93,15 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
                    FROM jsonb_each(i.payload) AS f)
                  ELSE i.payload END
           FROM s, input i
-          RETURNING seq, kind, created_at
+          RETURNING seq, kind, created_at,
+                    CASE WHEN kind = 'model_call_started' THEN (payload->>'activation')::bigint END AS activation
+        ),
+        -- The Agentloop's model calls count against their activation's model-call budget, which
+        -- its tools' calls share (their conditional charge is in tool-model-calls.ts).
+        mb AS (
+          INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)
+          SELECT ${sessionId}, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY activation
+          ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
         ),
         c AS (
           INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,

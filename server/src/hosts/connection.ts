@@ -1,15 +1,14 @@
 import {
   BrainError,
-  EVENT_KIND_PATTERN,
   type HostFrame,
   HostFrameSchema,
   type InvokeFrame,
-  isReservedKind,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
-import { appendRecords, type CallAction, callState, endedAmong, transitionCall } from "@aexhq/brain-db";
+import { callState, endedAmong } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import type { Runtime } from "../runtime.js";
+import { applyReport, toAction } from "./call-reports.js";
 import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
 
 /** Frames that report on a call (the journal transitions of connection and worker alike). */
@@ -140,21 +139,8 @@ export class HostConnection {
 
   private async apply(frame: CallFrame): Promise<void> {
     try {
-      const action = toAction(frame);
       const ref = { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
-      const result = await this.rt.writer.submit(transitionCall(ref, action, this.rt.config.maxEmittedBytes));
-      if (result.overBudget) {
-        const kind = action.type === "emit" ? action.kind : "tool_result";
-        await this.rt.writer.submit(
-          appendRecords(frame.sessionId, [
-            {
-              kind: "emission_rejected",
-              payload: { call: frame.sequence, kind, bytes: result.bytes, code: "budget_exceeded" },
-            },
-          ]),
-        );
-        throw new BrainError("budget_exceeded");
-      }
+      const result = await applyReport(this.rt, ref, toAction(frame));
       if (result.seq === null) {
         const state = await callState(this.rt.sql, frame.sessionId, frame.sequence, this.hostId);
         throw new BrainError(state === null ? "call_not_found" : "call_ended");
@@ -170,21 +156,6 @@ export class HostConnection {
         error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
       });
     }
-  }
-}
-
-function toAction(frame: CallFrame): CallAction {
-  switch (frame.type) {
-    case "emit":
-      if (!EVENT_KIND_PATTERN.test(frame.kind)) throw new BrainError("invalid_kind");
-      if (isReservedKind(frame.kind)) throw new BrainError("reserved_kind");
-      return { type: "emit", kind: frame.kind, data: frame.data };
-    case "result":
-      return { type: "result", outcome: frame.outcome, content: frame.content };
-    case "return":
-      return { type: "return", outcome: frame.outcome, content: frame.content };
-    case "finish":
-      return { type: "finish", outcome: frame.outcome, content: frame.content };
   }
 }
 

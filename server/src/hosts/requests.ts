@@ -23,8 +23,10 @@ export async function answerToolRequest(
 ): Promise<ToolRequestAnswer> {
   const call = { sessionId: frame.sessionId, seq: frame.sequence, hostId: who.hostId };
   switch (frame.type) {
-    case "model":
-      throw new BrainError("not_supported", "ctx.model is being built.");
+    case "model": {
+      if (who.hostId === null) throw new BrainError("not_supported", "Model calls are made for host connections here.");
+      return rt.toolModels.call({ sessionId: frame.sessionId, seq: frame.sequence, hostId: who.hostId }, frame.request);
+    }
     case "environment":
       return environmentOperation(rt, call, { operation: frame.operation, name: frame.name, params: frame.params });
   }

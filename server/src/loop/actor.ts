@@ -1,6 +1,6 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
 import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, rel, type Sql } from "@aexhq/brain-db";
-import { createProvider, type ModelProvider, type ProviderResponse } from "../models/provider.js";
+import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
 import type { Runtime } from "../runtime.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
@@ -208,14 +208,26 @@ export class SessionActor {
   ): Promise<"dispatched" | "ended" | "stopped"> {
     const wake = start.length === 0 && this.lastWindow ? { wake: this.lastWindow } : {};
     this.lastWindow = null;
+    const opensActivation = start.some((r) => r.kind === "activation_started");
+    if (!opensActivation && this.state.activationModelCalls >= this.rt.config.maxModelCalls) {
+      // The activation's calls (the loop's and its tools') used the whole budget: it fails here.
+      const a = this.state.activation!.seq;
+      const error = {
+        code: "model_budget_exceeded",
+        message: `BRAIN_MAX_MODEL_CALLS (${this.rt.config.maxModelCalls}) reached`,
+      };
+      await this.append([{ kind: "activation_ended", payload: { ...this.ending(a, "failed", ""), error } }]);
+      return "ended";
+    }
+    const activation = opensActivation ? rel(-1) : this.state.activation!.seq;
     const written = await this.append([
       ...start,
-      { kind: "model_call_started", payload: { origin: { type: "agentloop" }, ...wake } },
+      { kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation, ...wake } },
     ]);
     onStarted?.(written);
     if (!written) return "stopped";
     const callSeq = written[written.length - 1]!.seq;
-    const activation = this.state.activation!.seq;
+    const activationSeq = this.state.activation!.seq;
     let response: ProviderResponse;
     try {
       response = await this.provider.complete(
@@ -225,12 +237,13 @@ export class SessionActor {
     } catch (error) {
       if (this.stopped) return "stopped";
       const message = error instanceof Error ? error.message : String(error);
+      const code = error instanceof ModelCallError ? error.code : "model_error";
       await this.append([
         {
           kind: "model_call_ended",
-          payload: { call: callSeq, outcome: { status: "error", error: { code: "model_error", message } } },
+          payload: { call: callSeq, outcome: { status: "error", error: { code, message } } },
         },
-        { kind: "activation_ended", payload: this.ending(activation, "failed", "") },
+        { kind: "activation_ended", payload: this.ending(activationSeq, "failed", "") },
       ]);
       return "ended";
     }
@@ -239,19 +252,20 @@ export class SessionActor {
       payload: {
         call: callSeq,
         outcome: { status: "ok" },
-        response: { text: response.text, toolCalls: response.toolCalls },
+        response: { text: response.text, toolCalls: response.toolCalls, stopReason: response.stopReason },
+        model: response.model,
         usage: response.usage,
       },
     };
     if (response.toolCalls.length === 0) {
       await this.append([
         ended,
-        { kind: "assistant_message", payload: { activation, text: response.text } },
-        { kind: "activation_ended", payload: this.ending(activation, "completed", response.text) },
+        { kind: "assistant_message", payload: { activation: activationSeq, text: response.text } },
+        { kind: "activation_ended", payload: this.ending(activationSeq, "completed", response.text) },
       ]);
       return "ended";
     }
-    const calls = this.rt.dispatch.plan(this.session, activation, response.toolCalls);
+    const calls = this.rt.dispatch.plan(this.session, activationSeq, response.toolCalls);
     const written2 = await this.append([ended, ...calls]);
     if (!written2) return "stopped";
     await this.rt.dispatch.afterCommit(this.session.id, written2, [ended, ...calls]);

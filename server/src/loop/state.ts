@@ -50,6 +50,8 @@ export interface LoopState {
   open: Set<number>;
   conversation: ModelMessage[];
   modelCalls: number;
+  /** Model calls charged to the current activation: the Agentloop's and its tools'. */
+  activationModelCalls: number;
   /** A model_call_started with no model_call_ended: set while a provider call is in flight. */
   openModelCall: number | null;
   /** Later results of calls the model has already seen: they wake a new activation. */
@@ -66,6 +68,7 @@ export function initialState(): LoopState {
     open: new Set(),
     conversation: [],
     modelCalls: 0,
+    activationModelCalls: 0,
     openModelCall: null,
     backlog: [],
   };
@@ -113,6 +116,7 @@ export function fold(state: LoopState, record: JournalRecord): void {
     case "activation_started": {
       const message = typeof p.message === "number" ? p.message : null;
       state.activation = { seq: record.seq, message, round: [], cancelled: false };
+      state.activationModelCalls = 0;
       if (message !== null) {
         const m = state.messages.find((x) => x.seq === message);
         state.messages = state.messages.filter((x) => x.seq !== message);
@@ -128,11 +132,15 @@ export function fold(state: LoopState, record: JournalRecord): void {
       break;
     }
     case "model_call_started":
+      if (state.activation && p.activation === state.activation.seq) state.activationModelCalls++;
+      // A tool's own model call is not part of the conversation, and never blocks the loop.
+      if (isToolOrigin(p)) break;
       if (state.activation) feedRound(state);
       state.modelCalls++;
       state.openModelCall = record.seq;
       break;
     case "model_call_ended": {
+      if (isToolOrigin(p) || p.call !== state.openModelCall) break;
       state.openModelCall = null;
       const response = p.response as { text?: string; toolCalls?: ModelToolCall[] } | undefined;
       if (response) {
@@ -204,4 +212,8 @@ export function roundSettled(state: LoopState): boolean {
   const a = state.activation;
   if (!a) return false;
   return a.round.every((seq) => state.calls.get(seq)?.state !== "open");
+}
+
+function isToolOrigin(p: P): boolean {
+  return (p.origin as { type?: unknown } | undefined)?.type === "tool";
 }

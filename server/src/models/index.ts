@@ -10,3 +10,4 @@ export {
   type ProviderResponse,
   publicModelConfig,
 } from "./provider.js";
+export { type ToolModelAnswer, ToolModelCalls, type ToolModelCallsDeps } from "./tool-model-calls.js";

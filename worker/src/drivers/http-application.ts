@@ -1,7 +1,19 @@
-import { errorOutcome } from "@aexhq/brain-contracts";
+/**
+ * Tools an application serves over HTTP (a host placement with `url`): the Application tool
+ * extension (protocol "tool", the default) or the v1 plain-JSON convention of `http()` /
+ * `httpTool()` (protocol "json").
+ */
+import { setupFailed } from "../call-reporter.js";
 import type { DriverCall } from "./driver.js";
+import { runJsonToolCall } from "./http-json-tool.js";
+import { runToolInvocation } from "./http-tool-invocation.js";
 
-/** Placeholder until HTTP application tools land. */
-export async function runHttpApplicationCall({ reporter }: DriverCall): Promise<void> {
-  await reporter.failWith(errorOutcome("setup_failed", "HTTP application tools are not available yet."));
+export async function runHttpApplicationCall(call: DriverCall): Promise<void> {
+  const env = call.placement.env;
+  if (env.type !== "host" || !env.url) {
+    await call.reporter.failWith(setupFailed(`tool ${call.claimed.tool}: it is not served over HTTP`));
+    return;
+  }
+  if (env.protocol === "json") await runJsonToolCall(call, env.url);
+  else await runToolInvocation(call, env.url);
 }

@@ -1,7 +1,44 @@
-import { errorOutcome } from "@aexhq/brain-contracts";
+/**
+ * Runs a descriptor tool in its HTTP Environment: the Environment is set up before its first
+ * invocation (once, however many calls arrive together), then the placement's descriptor is
+ * interpreted with the call's input. Every tool bound to one Environment uses its configuration
+ * (base URL, headers): the binding's authority, never the tool's. A successful answer is checked
+ * against the tool's output schema, extra fields stripped as zod's parse would (and the input
+ * against its input schema first: no SDK runs these tools); every failure is the ordinary error
+ * path, never retried.
+ */
+import { invokeInEnvironment } from "@aexhq/brain-server/environments";
+import { setupFailed } from "../call-reporter.js";
+import { checkedOutcome, inputProblem } from "../output-schema.js";
 import type { DriverCall } from "./driver.js";
 
-/** Placeholder until the HTTP Environment driver lands. */
-export async function runHttpEnvironmentCall({ reporter }: DriverCall): Promise<void> {
-  await reporter.failWith(errorOutcome("setup_failed", "HTTP Environments are not available yet."));
+export async function runHttpEnvironmentCall({ deps, claimed, placement, reporter, running, log }: DriverCall) {
+  if (placement.env.type !== "http" || placement.implementation?.type !== "descriptor") {
+    await reporter.failWith(
+      setupFailed(`unsupported runtime: ${claimed.tool} is not a descriptor in an HTTP Environment`),
+    );
+    return;
+  }
+  const invalid = inputProblem(placement.inputSchema, claimed.input);
+  if (invalid) {
+    await reporter.failWith(invalid);
+    return;
+  }
+  const started = Date.now();
+  let outcome = await invokeInEnvironment(deps, {
+    sessionId: claimed.sessionId,
+    environment: placement.env.name,
+    descriptor: placement.implementation.descriptor,
+    input: claimed.input,
+    signal: running.signal,
+  });
+  // Stopped from outside (deadline, ended elsewhere, shutdown): whoever stopped it records the end.
+  if (running.stopped) return;
+  if (outcome.status === "ok") outcome = checkedOutcome(placement.outputSchema, outcome.value, { strip: true });
+  log.debug(
+    { environment: placement.env.name, ms: Date.now() - started, status: outcome.status },
+    "HTTP Environment call answered",
+  );
+  if (outcome.status === "ok") await reporter.finish(JSON.stringify(outcome));
+  else await reporter.failWith(outcome);
 }

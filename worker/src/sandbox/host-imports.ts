@@ -1,17 +1,15 @@
 /**
  * brain:tool/host as the component sees it, in its thread. Journal functions cross to the main
- * thread through the bridge and return only once their write committed; `model` answers here
- * (model calls from tools arrive with the model issue); `telemetry` is one-way and bounded.
+ * thread through the bridge and return only once their write committed; `model` returns once the
+ * provider answered and the answer was journaled; `telemetry` is one-way and bounded.
  */
 import type { Bridge } from "./bridge.js";
 import { type HostReply, MAX_DIAGNOSTIC_CHARS } from "./protocol.js";
 
 type WitResult<T> = { tag: "ok"; val: T } | { tag: "err"; val: string };
 
-export const MODEL_NOT_SUPPORTED = "not_supported: model calls from tools arrive with the model issue";
-
-function toResult<T>(reply: HostReply, value: (seq: number | null) => T): WitResult<T> {
-  return reply.ok ? { tag: "ok", val: value(reply.seq) } : { tag: "err", val: reply.error };
+function toResult<T>(reply: HostReply, value: (seq: number | null, answer?: string) => T): WitResult<T> {
+  return reply.ok ? { tag: "ok", val: value(reply.seq, reply.value) } : { tag: "err", val: reply.error };
 }
 
 const sequence = (seq: number | null) => BigInt(seq ?? 0);
@@ -26,7 +24,8 @@ export function hostImports(bridge: Bridge) {
       },
       finish: (outcome: string | undefined) =>
         toResult(bridge.call({ op: "finish", outcome: outcome ?? null }), () => undefined),
-      model: (_request: string): WitResult<string> => ({ tag: "err", val: MODEL_NOT_SUPPORTED }),
+      model: (request: string): WitResult<string> =>
+        toResult(bridge.call({ op: "model", request }), (_seq, answer) => answer ?? "null"),
       telemetry(level: string, message: string): void {
         bridge.send({
           type: "telemetry",

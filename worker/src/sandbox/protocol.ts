@@ -33,10 +33,14 @@ export type HostCall =
   | { op: "emit"; kind: string; data: string }
   | { op: "emit-result"; outcome: string }
   | { op: "returned" }
-  | { op: "finish"; outcome: string | null };
+  | { op: "finish"; outcome: string | null }
+  | { op: "model"; request: string };
 
-/** The answer to a host call: the committed sequence, or an error naming a stable code first. */
-export type HostReply = { ok: true; seq: number | null } | { ok: false; error: string };
+/**
+ * The answer to a host call: the committed sequence (and, for `model`, the ModelResult JSON), or
+ * an error naming a stable code first.
+ */
+export type HostReply = { ok: true; seq: number | null; value?: string } | { ok: false; error: string };
 
 /** How `run` ended, as the thread saw it. */
 export type RunEnd =

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
+import { MAX_TIMER_MS } from "./limits.js";
 
 /**
  * Calls `fire` at the epoch-ms instant `at`. Node's timers overflow past 2^31-1 ms (about 24.8

@@ -1,0 +1,81 @@
+/** The `environment_operation` record of a ctx.environments operation, with the change it reports. */
+import type { TransactionSql } from "postgres";
+import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+import { appendRecords } from "./append.js";
+
+/** One `environment_operation` record and the change it reports, written together. */
+export interface EnvironmentOperationWrite<R> {
+  sessionId: string;
+  call: number;
+  hostId: string;
+  /**
+   * Write nothing unless the call is still open (and keep it open until this commits). Operations
+   * whose effect already happened elsewhere (an HTTP request) pass false: the fact is recorded.
+   */
+  requireOpenCall: boolean;
+  /** The change, in the record's transaction (a refusal is a result, not an exception). */
+  effect?: (tx: TransactionSql) => Promise<R>;
+  /** The record's payload, from the effect's result. */
+  payload: (result: R | undefined) => Record<string, unknown>;
+  /**
+   * Charges the record to the activation's emission budget of this many bytes at most; over it,
+   * `emission_rejected` is written instead (like any emission). Only with `requireOpenCall` false:
+   * a share lock on the call taken before the budget row would invert transitionCall's lock order.
+   */
+  maxBytes?: number;
+}
+
+export interface EnvironmentOperationResult<R> {
+  /** The record's sequence; null when nothing was written. */
+  seq: number | null;
+  result: R | undefined;
+  /** Why nothing was written: the call is not open, or the budget would be exceeded. */
+  refused: "call_ended" | "budget_exceeded" | null;
+  bytes: number;
+}
+
+export const ENVIRONMENT_OPERATION_KIND = "environment_operation";
+
+export function journalEnvironmentOperation<R>(
+  w: EnvironmentOperationWrite<R>,
+): WriteOp<EnvironmentOperationResult<R>> {
+  return {
+    exclusive: true,
+    keys: (r): CommitKeys => {
+      const keys = emptyKeys();
+      if (r.seq !== null || r.refused === "budget_exceeded") keys.sessions.set(w.sessionId, Touch.other);
+      return keys;
+    },
+    run: async (tx) => {
+      const none = { seq: null, result: undefined, bytes: 0 };
+      if (w.requireOpenCall) {
+        // A share lock: the call cannot end until this commits, so the record and the change
+        // belong to an open call (and its session is active).
+        const [call] = await tx<{ state: string }[]>`
+          SELECT state FROM calls WHERE session_id = ${w.sessionId} AND seq = ${w.call} AND host_id = ${w.hostId}
+          FOR SHARE`;
+        if (call?.state !== "running" && call?.state !== "returned") return { ...none, refused: "call_ended" };
+      }
+      const result = w.effect ? await w.effect(tx) : undefined;
+      const payload = w.payload(result);
+      const bytes = Buffer.byteLength(ENVIRONMENT_OPERATION_KIND) + Buffer.byteLength(JSON.stringify(payload));
+      if (w.maxBytes !== undefined) {
+        const charged = await tx`
+          INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
+          SELECT session_id, activation_seq, ${bytes}::bigint FROM calls
+          WHERE session_id = ${w.sessionId} AND seq = ${w.call} AND ${bytes}::bigint <= ${w.maxBytes}::bigint
+          ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
+          WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${w.maxBytes}::bigint
+          RETURNING 1`;
+        if (charged.length === 0) {
+          const rejected = { call: w.call, kind: ENVIRONMENT_OPERATION_KIND, bytes, code: "budget_exceeded" };
+          await appendRecords(w.sessionId, [{ kind: "emission_rejected", payload: rejected }]).run(tx);
+          return { seq: null, result, bytes, refused: "budget_exceeded" };
+        }
+      }
+      const { records } = await appendRecords(w.sessionId, [{ kind: ENVIRONMENT_OPERATION_KIND, payload }]).run(tx);
+      return { seq: records[0]?.seq ?? null, result, bytes, refused: null };
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import {
+  BrainError,
+  byteLength,
+  type CallFrameBody,
+  CallFrameResultSchema,
+  type HttpToolInvocation,
+  MAX_FRAME_BYTES,
+} from "@aexhq/brain-contracts";
+import { errorFrom } from "../http-client.js";
+
+export type Callback = HttpToolInvocation["callback"];
+
+/**
+ * Serialises a callback frame, refusing it (`frame_too_large`, nothing sent) beyond the limit a
+ * Brain server accepts, so an oversize result can become an honest `result_too_large` instead.
+ */
+export function encodeCallbackFrame(frame: CallFrameBody): string {
+  const text = JSON.stringify(frame);
+  const bytes = byteLength(text);
+  if (bytes > MAX_FRAME_BYTES) {
+    throw new BrainError(
+      "frame_too_large",
+      `The ${frame.type} frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`,
+      {
+        bytes,
+        limit: MAX_FRAME_BYTES,
+      },
+    );
+  }
+  return text;
+}
+
+/**
+ * POSTs one frame to the call's callback and resolves with the journal sequence Brain answers
+ * once the frame has committed: the durable acknowledgment. Brain's refusals keep their codes
+ * (call_ended, budget_exceeded, ...); anything else is `request_failed`. Never re-sent.
+ */
+export async function postCallbackFrame(callback: Callback, text: string): Promise<number> {
+  let response: Response;
+  try {
+    response = await fetch(callback.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${callback.token}`, "content-type": "application/json" },
+      body: text,
+    });
+  } catch (err) {
+    const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    throw new BrainError("request_failed", `The callback to Brain failed: ${reason}`);
+  }
+  if (!response.ok) throw await errorFrom(response, "The callback to Brain");
+  const parsed = CallFrameResultSchema.safeParse(await response.json().catch(() => null));
+  if (!parsed.success) throw new BrainError("request_failed", "Brain acknowledged the callback without a sequence.");
+  return parsed.data.sequence;
+}

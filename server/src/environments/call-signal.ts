@@ -1,0 +1,50 @@
+/**
+ * Work a server does on behalf of an open call (ctx.environments.call, setup) stops when the call
+ * stops: at its deadline, when it ends (finished, cancelled, its connection lost: any commit that
+ * ends it, from any process, reaches the bus) and when the server shuts down.
+ */
+import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
+import { callState, Touch } from "@aexhq/brain-db";
+import type { Runtime } from "../runtime.js";
+import type { HostCall } from "./journal.js";
+
+export interface CallSignal {
+  signal: AbortSignal;
+  dispose(): void;
+}
+
+export function callSignal(rt: Runtime, call: HostCall, deadline: number | null): CallSignal {
+  const controller = new AbortController();
+  const stop = (why: string) => {
+    if (!controller.signal.aborted) controller.abort(new Error(why));
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    if (deadline === null) return;
+    const delay = deadline - Date.now();
+    if (delay <= 0) return stop("the call reached its deadline");
+    // Past the longest timer a step is armed, then the rest.
+    timer = setTimeout(arm, Math.min(delay, MAX_TIMER_MS));
+    timer.unref();
+  };
+  arm();
+  const onClosing = () => stop("the server is shutting down");
+  rt.closing.addEventListener("abort", onClosing, { once: true });
+  if (rt.closing.aborted) onClosing();
+  const unsubscribe = rt.bus.onSession(call.sessionId, (bits) => {
+    if ((bits & (Touch.observation | Touch.ended)) === 0 || controller.signal.aborted) return;
+    callState(rt.sql, call.sessionId, call.seq, call.hostId)
+      .then((state) => {
+        if (state !== "running" && state !== "returned") stop("the call ended");
+      })
+      .catch(() => {});
+  });
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      rt.closing.removeEventListener("abort", onClosing);
+      unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The configuration side of ctx.environments: list, get, create, update, delete. Each change is
+ * made in the same transaction as its journal record, while the call is held open.
+ */
+import { isDeepStrictEqual } from "node:util";
+import {
+  BrainError,
+  EnvironmentPatchSchema,
+  type EnvironmentSpec,
+  EnvironmentSpecSchema,
+  type EnvironmentView,
+} from "@aexhq/brain-contracts";
+import {
+  deleteEnvironment,
+  type EnvironmentConfig,
+  environmentSecret,
+  insertEnvironment,
+  listEnvironments,
+  lockEnvironment,
+  MAX_SESSION_ENVIRONMENTS,
+  readEnvironment,
+  replaceEnvironment,
+  type Sealed,
+  secretAad,
+} from "@aexhq/brain-db";
+import type { z } from "zod";
+import type { ToolRequestAnswer } from "../hosts/requests.js";
+import type { Runtime } from "../runtime.js";
+import type { Grant } from "./authorize.js";
+import { failed, type HostCall, journal, journaledError, OK, type OperationRequest, recordPayload } from "./journal.js";
+import { openEnvironment } from "./loaded.js";
+import { environmentView, fitsAck } from "./views.js";
+
+type Named = OperationRequest & { name: string };
+
+/** Answers the operation, or throws the refusal it journaled (nothing is written for an ended call). */
+function settle<T>(seq: number | null, refused: string | null, error: BrainError | null, value: T): ToolRequestAnswer {
+  if (refused === "call_ended") throw new BrainError("call_ended");
+  if (error) throw journaledError(error);
+  return { sequence: seq, value };
+}
+
+export async function listOperation(rt: Runtime, call: HostCall, req: OperationRequest, grant: Grant) {
+  let views: EnvironmentView[] = [];
+  let error: BrainError | null = null;
+  const r = await journal(rt, call, {
+    requireOpenCall: true,
+    effect: (tx) => listEnvironments(tx, call.sessionId),
+    payload: (rows) => {
+      views = (rows ?? []).filter((row) => !grant.names || grant.names.has(row.name)).map(environmentView);
+      if (!fitsAck(views)) error = new BrainError("frame_too_large", "The list of environments exceeds a frame.");
+      return recordPayload(call, req, error ? failed(error) : OK, { count: views.length });
+    },
+  });
+  return settle(r.seq, r.refused, error, views);
+}
+
+export async function getOperation(rt: Runtime, call: HostCall, req: Named) {
+  const r = await journal(rt, call, {
+    requireOpenCall: true,
+    effect: (tx) => readEnvironment(tx, call.sessionId, req.name),
+    payload: (env) => recordPayload(call, req, env ? OK : failed(notFound(req.name))),
+  });
+  return settle(r.seq, r.refused, r.result ? null : notFound(req.name), r.result && environmentView(r.result.row));
+}
+
+export async function createOperation(
+  rt: Runtime,
+  call: HostCall,
+  req: Named,
+  params: unknown,
+  bindings: { name: string; type: string }[],
+) {
+  const spec = parse(EnvironmentSpecSchema, { type: "http", ...(isObject(params) ? params : {}), name: req.name });
+  const other = bindings.find((b) => b.name === spec.name && b.type !== "http");
+  if (other) {
+    throw new BrainError("environment_exists", `The name ${JSON.stringify(spec.name)} is a ${other.type} environment.`);
+  }
+  const headers = sealHeaders(rt, call.sessionId, spec.name, spec.headers ?? {});
+  const r = await journal(rt, call, {
+    requireOpenCall: true,
+    effect: async (tx) => {
+      const created = await insertEnvironment(tx, call.sessionId, { name: spec.name, config: configOf(spec), headers });
+      return { created, env: created === "created" ? await readEnvironment(tx, call.sessionId, spec.name) : null };
+    },
+    payload: (res) => recordPayload(call, req, res?.env ? OK : failed(createRefusal(spec.name, res?.created))),
+  });
+  const env = r.result?.env;
+  return settle(
+    r.seq,
+    r.refused,
+    env ? null : createRefusal(spec.name, r.result?.created),
+    env && environmentView(env.row),
+  );
+}
+
+export async function updateOperation(rt: Runtime, call: HostCall, req: Named, params: unknown) {
+  const patch = parse(EnvironmentPatchSchema, params ?? {});
+  const r = await journal(rt, call, {
+    requireOpenCall: true,
+    effect: async (tx) => {
+      const stored = await lockEnvironment(tx, call.sessionId, req.name);
+      if (!stored) return null;
+      const old = stored.row.config;
+      const config: EnvironmentConfig = {
+        ...old,
+        baseUrl: patch.baseUrl ?? old.baseUrl,
+        headerNames: patch.headers ? Object.keys(patch.headers) : old.headerNames,
+      };
+      if (patch.setup !== undefined) config.setup = patch.setup;
+      let headers: Sealed | null | undefined;
+      let changed = !isDeepStrictEqual(config, old);
+      if (patch.headers !== undefined) {
+        headers = sealHeaders(rt, call.sessionId, req.name, patch.headers);
+        changed ||= !sameHeaders(rt, call.sessionId, stored, patch.headers);
+      }
+      // An unchanged Environment keeps its status: nothing needs setting up again.
+      if (changed) await replaceEnvironment(tx, call.sessionId, req.name, config, headers);
+      return (await readEnvironment(tx, call.sessionId, req.name))?.row ?? null;
+    },
+    payload: (row) => recordPayload(call, req, row ? OK : failed(notFound(req.name))),
+  });
+  return settle(r.seq, r.refused, r.result ? null : notFound(req.name), r.result && environmentView(r.result));
+}
+
+export async function deleteOperation(rt: Runtime, call: HostCall, req: Named) {
+  const r = await journal(rt, call, {
+    requireOpenCall: true,
+    effect: (tx) => deleteEnvironment(tx, call.sessionId, req.name),
+    payload: (deleted) => recordPayload(call, req, deleted ? OK : failed(notFound(req.name))),
+  });
+  return settle(r.seq, r.refused, r.result ? null : notFound(req.name), null);
+}
+
+export function notFound(name: string): BrainError {
+  return new BrainError("environment_not_found", `The session has no environment ${JSON.stringify(name)}.`);
+}
+
+function createRefusal(name: string, created: string | undefined): BrainError {
+  if (created === "full") {
+    return new BrainError("invalid_request", `A session holds at most ${MAX_SESSION_ENVIRONMENTS} environments.`);
+  }
+  return new BrainError("environment_exists", `The session already has an environment ${JSON.stringify(name)}.`);
+}
+
+/** The public configuration, as session creation stores it. */
+function configOf(spec: EnvironmentSpec): EnvironmentConfig {
+  const { type: _type, name: _name, headers, ...config } = spec;
+  return { ...config, headerNames: Object.keys(headers ?? {}) };
+}
+
+function sealHeaders(rt: Runtime, sessionId: string, name: string, headers: Record<string, string>): Sealed | null {
+  if (Object.keys(headers).length === 0) return null;
+  return rt.secrets.seal(JSON.stringify(headers), secretAad(sessionId, environmentSecret(name)));
+}
+
+function sameHeaders(
+  rt: Runtime,
+  sessionId: string,
+  stored: NonNullable<Awaited<ReturnType<typeof readEnvironment>>>,
+  headers: Record<string, string>,
+): boolean {
+  try {
+    return isDeepStrictEqual(openEnvironment(rt.secrets, sessionId, stored).headers, headers);
+  } catch {
+    return false;
+  }
+}
+
+/** Validates params; the message names paths and rules, never the values (headers are secrets). */
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ");
+  throw new BrainError("invalid_request", `Invalid environment: ${issues}`.slice(0, 2048));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

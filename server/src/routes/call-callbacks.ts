@@ -1,0 +1,69 @@
+import type { AddressInfo } from "node:net";
+import { BrainError, CallFrameBodySchema, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { Config } from "../config.js";
+import { applyReport, toAction } from "../hosts/call-reports.js";
+import { bearer } from "../plugins/auth.js";
+import { parseInput } from "../plugins/validate.js";
+
+const CallParamsSchema = z.strictObject({
+  sessionId: z.uuid(),
+  sequence: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+
+/**
+ * Callbacks of tools served over HTTP (the Application tool extension): the application reports
+ * on the call it was invoked for, with the call-scoped token the worker gave it rather than the
+ * operator token. Frames get the rules of a host's result / finish frames (conditional transition,
+ * budget, emission_rejected); the answer comes after the commit, so it is the durable
+ * acknowledgment. Each server announces where it can be reached once it listens, so workers can
+ * hand out a callback URL.
+ */
+export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+  /** The worker connection each authenticated request's token names. */
+  const verified = new WeakMap<FastifyRequest, string>();
+
+  app.addHook("onListen", async function () {
+    const addresses = this.addresses().filter((a): a is AddressInfo => typeof a === "object");
+    await setServerUrl(rt.sql, rt.serverId, callbackBaseUrl(rt.config, addresses));
+  });
+
+  app.post(
+    "/v1/calls/:sessionId/:sequence/frames",
+    {
+      bodyLimit: MAX_FRAME_BYTES,
+      // Checked before the body is read: a request without this call's token learns nothing.
+      onRequest: async (request) => {
+        const params = CallParamsSchema.safeParse(request.params);
+        const token = bearer(request);
+        const connectionId =
+          params.success && token !== null
+            ? verifyCallbackToken(rt.secrets, token, { sessionId: params.data.sessionId, seq: params.data.sequence })
+            : null;
+        if (connectionId === null) throw new BrainError("unauthorized", "Missing or invalid callback token.");
+        verified.set(request, connectionId);
+      },
+    },
+    async (request) => {
+      const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
+      const report = parseInput(CallFrameBodySchema, request.body);
+      const connectionId = verified.get(request)!;
+      const result = await applyReport(rt, { sessionId, seq: sequence, connectionId }, toAction(report));
+      // The token is Brain's own, so the call exists (or existed): it is no longer open.
+      if (result.seq === null) throw new BrainError("call_ended");
+      return { sequence: result.seq };
+    },
+  );
+}
+
+/** BRAIN_PUBLIC_URL, else the address the server listens on (a wildcard as its loopback). */
+export function callbackBaseUrl(config: Pick<Config, "publicUrl">, addresses: AddressInfo[]): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, "");
+  const a = addresses.find((x) => x.family === "IPv4") ?? addresses[0];
+  if (!a) throw new Error("the server listens on no address");
+  const host = a.address === "0.0.0.0" ? "127.0.0.1" : a.address === "::" ? "::1" : a.address;
+  return `http://${a.family === "IPv6" ? `[${host}]` : host}:${a.port}`;
+}
