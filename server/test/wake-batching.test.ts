@@ -90,12 +90,16 @@ describe("wake batching (5 ms from the first pending commit)", () => {
         });
         const times = await resultTimes(session.id);
         const committed = seqs.map((s) => times.get(s)!);
+        // created_at is each transaction's start; the acks arrive after each commit, so their
+        // spread bounds how far apart the commits landed.
         if (Math.max(...committed) - Math.min(...committed) >= 5) continue;
+        if (Math.max(...acked) - Math.min(...acked) >= 5) continue;
         expect(activation!.observations).toEqual(seqs);
         // The window opened with the first commit and closed ~5 ms later; the acknowledgements
         // did not wait for it.
         expect(activation!.wake.firedAt - activation!.wake.openedAt).toBeGreaterThanOrEqual(4);
-        expect(Math.min(...acked)).toBeLessThan(activation!.wake.firedAt);
+        // (Millisecond clocks: an ack in the very millisecond the window fired did not wait for it.)
+        expect(Math.min(...acked)).toBeLessThanOrEqual(activation!.wake.firedAt);
         await new Promise((r) => setTimeout(r, 50));
         expect(await observationActivations(session.id)).toHaveLength(1);
         await ctx().finish();
