@@ -64,6 +64,11 @@ export const ERROR_CODES = {
   },
   environment_not_found: { http: 404, scope: "api", message: "The session has no environment of that name." },
   environment_exists: { http: 409, scope: "api", message: "The session already has an environment of that name." },
+  model_not_granted: {
+    http: 403,
+    scope: "api",
+    message: "The call's Environment was not granted model calls (an HTTP Environment's grants.model).",
+  },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
   internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
   invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },

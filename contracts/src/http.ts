@@ -66,6 +66,12 @@ export const HttpEnvironmentConfigSchema = z.strictObject({
   setup: z
     .strictObject({ method: HttpMethodSchema, path: z.string().min(1).max(2048), body: z.json().optional() })
     .optional(),
+  /**
+   * What the Environment may ask of Brain while it runs a call. `model`: each invocation carries
+   * `brain-model-url` and `brain-call-token` headers, with which the service behind the base URL
+   * calls the session's model for that call (the granted model execution service).
+   */
+  grants: z.strictObject({ model: z.boolean().optional() }).optional(),
 });
 export const EnvironmentSpecSchema = HttpEnvironmentConfigSchema.extend({
   type: z.literal("http"),
@@ -92,6 +98,7 @@ export const EnvironmentViewSchema = z.object({
   baseUrl: z.string(),
   headerNames: z.array(z.string()),
   setup: z.object({ method: HttpMethodSchema, path: z.string() }).nullable(),
+  grants: z.object({ model: z.boolean() }),
   status: z.enum(["new", "ready", "failed"]),
   setupError: z.string().nullable(),
 });

@@ -86,6 +86,7 @@ export {
 export {
   endOrphanedToolModelCalls,
   endToolModelCall,
+  modelGranted,
   type StartedToolModelCall,
   startToolModelCall,
   type ToolCallRef,

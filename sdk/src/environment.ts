@@ -73,6 +73,11 @@ export interface HttpEnvironmentOptions {
   headers?: Record<string, string>;
   /** One request that must succeed before the first invocation; failures reach the tool error path. */
   setup?: { method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"; path: string; body?: unknown };
+  /**
+   * `model: true`: each invocation carries `brain-model-url` and `brain-call-token`, with which the
+   * service behind `baseUrl` calls the session's model for that call (its budget, its journal).
+   */
+  grants?: { model?: boolean };
 }
 
 const httpSpecs = new WeakMap<HttpEnvironment, EnvironmentSpec>();

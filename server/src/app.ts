@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Config } from "./config.js";
 import { digest, requireOperator } from "./plugins/auth.js";
 import { installErrorHandler } from "./plugins/errors.js";
-import { callCallbackRoutes } from "./routes/call-callbacks.js";
+import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
 import { componentRoutes } from "./routes/components.js";
 import { eventRoutes } from "./routes/events.js";
@@ -63,6 +63,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(healthRoutes);
   await app.register(hostSocketRoutes);
   await app.register(callCallbackRoutes);
+  await app.register(callModelRoutes);
   await app.register(async (api) => {
     api.addHook("onRequest", requireOperator(digest(options.apiToken)));
     await api.register(hostRoutes);

@@ -43,6 +43,11 @@ export class CallReporter {
     private readonly models?: ToolModelCalls,
   ) {}
 
+  /** The worker connection the call was claimed on (what callback tokens name). */
+  get connectionId(): string {
+    return this.call.connectionId;
+  }
+
   /** Whether this call is known to have ended (by us, or a write that matched no open call). */
   get ended(): boolean {
     return this.endedHere;

@@ -14,6 +14,8 @@ export interface EnvironmentConfig {
   baseUrl: string;
   headerNames: string[];
   setup?: { method: string; path: string; body?: unknown } | null;
+  /** `model`: invocations may call the session's model through Brain (the granted service). */
+  grants?: { model?: boolean };
 }
 
 export interface EnvironmentRow {

@@ -1,3 +1,4 @@
+import type { Sql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 
@@ -176,4 +177,20 @@ export function endOrphanedToolModelCalls(): WriteOp<number> {
         return rows.length;
       }),
   };
+}
+
+/**
+ * Whether a call's tool is bound to an HTTP Environment that grants `model`: only such a call may
+ * use the model route (tools served over HTTP get no model calls).
+ */
+export async function modelGranted(sql: Sql, sessionId: string, seq: number): Promise<boolean> {
+  const [row] = await sql<{ granted: boolean }[]>`
+    SELECT COALESCE((e.config->'grants'->>'model')::boolean, false) AS granted
+    FROM calls c
+    JOIN sessions s ON s.id = c.session_id
+    CROSS JOIN LATERAL jsonb_array_elements(s.tools) AS t
+    JOIN environments e ON e.session_id = c.session_id AND e.name = t->'env'->>'name'
+    WHERE c.session_id = ${sessionId} AND c.seq = ${seq}
+      AND t->>'name' = c.tool AND t->'env'->>'type' = 'http'`;
+  return row?.granted ?? false;
 }

@@ -21,6 +21,11 @@ export interface Invocation {
   signal: AbortSignal;
   /** The largest successful body accepted (default MAX_FRAME_BYTES). */
   maxBytes?: number;
+  /**
+   * Where and how this call may reach the session's model; sent (as `brain-model-url` and
+   * `brain-call-token`) only when the Environment's grants include `model`.
+   */
+  modelGrant?: { url: string; token: string } | null;
 }
 
 /**
@@ -34,16 +39,17 @@ export async function invokeInEnvironment(deps: EnvironmentDeps, invocation: Inv
   const ready = await readyEnvironment(deps, invocation.sessionId, invocation.environment, invocation.signal);
   if (!ready.ok) return ready.outcome;
   const { env } = ready;
-  const built = buildHttpCall(
-    { baseUrl: env.row.config.baseUrl, headers: env.headers },
-    parsed.descriptor,
-    invocation.input,
-  );
+  const grant = env.row.config.grants?.model === true ? invocation.modelGrant : null;
+  const headers = grant
+    ? { ...env.headers, "brain-model-url": grant.url, "brain-call-token": grant.token }
+    : env.headers;
+  const built = buildHttpCall({ baseUrl: env.row.config.baseUrl, headers }, parsed.descriptor, invocation.input);
   if (!built.ok) return built.outcome;
   const outcome = await sendHttpCall(built.call, {
     baseUrl: env.row.config.baseUrl,
     signal: invocation.signal,
     ...(invocation.maxBytes === undefined ? {} : { maxBytes: invocation.maxBytes }),
   });
-  return redact(outcome, env.secrets);
+  // The call token is a credential too (for this call only): it never comes back either.
+  return redact(outcome, grant ? [...env.secrets, grant.token] : env.secrets);
 }

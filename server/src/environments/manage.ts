@@ -108,6 +108,7 @@ export async function updateOperation(rt: Runtime, call: HostCall, req: Named, p
         headerNames: patch.headers ? Object.keys(patch.headers) : old.headerNames,
       };
       if (patch.setup !== undefined) config.setup = patch.setup;
+      if (patch.grants !== undefined) config.grants = patch.grants;
       let headers: Sealed | null | undefined;
       let changed = !isDeepStrictEqual(config, old);
       if (patch.headers !== undefined) {

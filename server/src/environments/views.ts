@@ -10,6 +10,7 @@ export function environmentView(row: EnvironmentRow): EnvironmentView {
     baseUrl: row.config.baseUrl,
     headerNames: [...(row.config.headerNames ?? [])],
     setup: setup ? { method: setup.method as "GET", path: setup.path } : null,
+    grants: { model: row.config.grants?.model === true },
     status: row.status,
     setupError: row.setupError,
   };

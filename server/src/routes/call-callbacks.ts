@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
-import { BrainError, CallFrameBodySchema, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
-import { setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
+import { BrainError, CallFrameBodySchema, ERROR_CODES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { modelGranted, type SecretBox, setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Config } from "../config.js";
@@ -31,22 +31,10 @@ export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
     await setServerUrl(rt.sql, rt.serverId, callbackBaseUrl(rt.config, addresses));
   });
 
+  const authenticate = callTokenCheck(rt.secrets, verified);
   app.post(
     "/v1/calls/:sessionId/:sequence/frames",
-    {
-      bodyLimit: MAX_FRAME_BYTES,
-      // Checked before the body is read: a request without this call's token learns nothing.
-      onRequest: async (request) => {
-        const params = CallParamsSchema.safeParse(request.params);
-        const token = bearer(request);
-        const connectionId =
-          params.success && token !== null
-            ? verifyCallbackToken(rt.secrets, token, { sessionId: params.data.sessionId, seq: params.data.sequence })
-            : null;
-        if (connectionId === null) throw new BrainError("unauthorized", "Missing or invalid callback token.");
-        verified.set(request, connectionId);
-      },
-    },
+    { bodyLimit: MAX_FRAME_BYTES, onRequest: authenticate },
     async (request) => {
       const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
       const report = parseInput(CallFrameBodySchema, request.body);
@@ -57,6 +45,55 @@ export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
       return { sequence: result.seq };
     },
   );
+}
+
+/**
+ * The granted model execution service: the service behind an HTTP Environment that grants `model`
+ * calls the session's model for the call it is running (a ModelRequest in, the ModelResult out),
+ * exactly as ctx.model does: the activation's budget, the journal, stopped when the call ends.
+ */
+export async function callModelRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+  const verified = new WeakMap<FastifyRequest, string>();
+  app.post(
+    "/v1/calls/:sessionId/:sequence/model",
+    { onRequest: callTokenCheck(rt.secrets, verified) },
+    async (request, reply) => {
+      const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
+      if (!(await modelGranted(rt.sql, sessionId, sequence))) throw new BrainError("model_not_granted");
+      try {
+        const answer = await rt.toolModels.call(
+          { sessionId, seq: sequence, connectionId: verified.get(request)! },
+          request.body,
+        );
+        return answer.value;
+      } catch (error) {
+        // A provider failure is the model's answer, not this request's fault: 502 with its code.
+        if (error instanceof BrainError && ERROR_CODES[error.code].scope === "outcome") {
+          return reply.status(error.code === "model_call_stopped" ? 409 : 502).send({ error: error.toJSON() });
+        }
+        throw error;
+      }
+    },
+  );
+}
+
+/**
+ * The onRequest check of the call-scoped routes, before the body is read: a request without this
+ * call's token (as a bearer token or `brain-call-token`) learns nothing. It remembers the worker
+ * connection the token names.
+ */
+function callTokenCheck(secrets: SecretBox, verified: WeakMap<FastifyRequest, string>) {
+  return async (request: FastifyRequest) => {
+    const params = CallParamsSchema.safeParse(request.params);
+    const token = params.success ? (bearer(request) ?? request.headers["brain-call-token"]) : null;
+    const connectionId =
+      params.success && typeof token === "string"
+        ? verifyCallbackToken(secrets, token, { sessionId: params.data.sessionId, seq: params.data.sequence })
+        : null;
+    if (connectionId === null) throw new BrainError("unauthorized", "Missing or invalid call token.");
+    verified.set(request, connectionId);
+  };
 }
 
 /** BRAIN_PUBLIC_URL, else the address the server listens on (a wildcard as its loopback). */

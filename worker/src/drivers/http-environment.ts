@@ -7,10 +7,26 @@
  * against its input schema first: no SDK runs these tools); every failure is the ordinary error
  * path, never retried.
  */
+import { type ClaimedWorkerCall, callbackToken, liveServerUrl } from "@aexhq/brain-db";
 import { invokeInEnvironment } from "@aexhq/brain-server/environments";
 import { setupFailed } from "../call-reporter.js";
 import { checkedOutcome, inputProblem } from "../output-schema.js";
 import type { DriverCall } from "./driver.js";
+
+/**
+ * How the service behind an Environment that grants `model` reaches the session's model for this
+ * call: a live server's model route and a token naming the call as this worker claimed it (only
+ * sent when the Environment's grants include it).
+ */
+async function modelGrant(deps: DriverCall["deps"], claimed: ClaimedWorkerCall, connectionId: string) {
+  const server = await liveServerUrl(deps.sql);
+  if (server === null) return null;
+  const call = { sessionId: claimed.sessionId, seq: claimed.seq };
+  return {
+    url: `${server}/v1/calls/${claimed.sessionId}/${claimed.seq}/model`,
+    token: callbackToken(deps.secrets, call, connectionId),
+  };
+}
 
 export async function runHttpEnvironmentCall({ deps, claimed, placement, reporter, running, log }: DriverCall) {
   if (placement.env.type !== "http" || placement.implementation?.type !== "descriptor") {
@@ -31,6 +47,7 @@ export async function runHttpEnvironmentCall({ deps, claimed, placement, reporte
     descriptor: placement.implementation.descriptor,
     input: claimed.input,
     signal: running.signal,
+    modelGrant: await modelGrant(deps, claimed, reporter.connectionId),
   });
   // Stopped from outside (deadline, ended elsewhere, shutdown): whoever stopped it records the end.
   if (running.stopped) return;
