@@ -1,41 +1,20 @@
 // The seed's `lookup` example, exactly as a user runs it: a real Brain server process and the
 // example as a separate Node process talking to it over HTTP and WebSocket.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { type ServerProcess, spawnNode, spawnServer } from "../../testkit/server-process.js";
+import { describe, expect, it } from "vitest";
+import { spawnBrain } from "../../testkit/brain.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { printedJournal, runExample, storedJournal } from "./support.js";
 
-let db: TestDatabase;
-let server: ServerProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await spawnServer({ databaseUrl: db.url, env: { BRAIN_LOG_LEVEL: "warn" } });
-});
-afterAll(async () => {
-  await server?.stop();
-  await db?.drop();
-});
+const brain = startedBeforeAll(() => spawnBrain());
 
 describe("examples/lookup", () => {
   it("runs against a spawned server, prints done and the session's journal", async () => {
-    const example = spawnNode("examples/lookup/main.mjs", {
-      env: { BRAIN_URL: server.url, BRAIN_TOKEN: server.token },
-    });
-    const { code } = await example.exited;
-    const out = example.output();
-    expect(code, out).toBe(0);
-    const lines = out.split("\n");
+    const { lines, sessionId } = await runExample(brain, "examples/lookup/main.mjs");
     expect(lines[0]).toBe("done");
 
-    // The journal as printed: "<sequence> <kind> <payload JSON>", in order, one line per record.
-    const printed = lines
-      .map((line) => /^(\d+) (\S+) (.*)$/.exec(line))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map(([, seq, kind, payload]) => ({ seq: Number(seq), kind, payload: JSON.parse(payload as string) }));
-    const sessionId = /session_id = '([0-9a-f-]{36})'/.exec(out)?.[1] as string;
+    const printed = printedJournal(lines);
     expect(sessionId).toBeDefined();
-    const stored = await db.sql<{ seq: number; kind: string; payload: unknown }[]>`
-      SELECT seq, kind, payload FROM brain.journal WHERE session_id = ${sessionId} ORDER BY seq`;
+    const stored = await storedJournal(brain.db, sessionId);
     expect(printed).toEqual(stored);
 
     const call = printed.find((r) => r.kind === "tool_call_started");

@@ -3,20 +3,12 @@
 // source (testkit/components.ts builds it once per source hash).
 import { copyFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
+import { spawnBrainWithWorker } from "../../testkit/brain-with-worker.js";
 import { testComponentPath } from "../../testkit/components.js";
-import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import {
-  type NodeProcess,
-  REPO_ROOT,
-  type ServerProcess,
-  spawnNode,
-  spawnServer,
-} from "../../testkit/server-process.js";
-
-let db: TestDatabase;
-let server: ServerProcess;
-let worker: NodeProcess;
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { REPO_ROOT } from "../../testkit/server-process.js";
+import { printedJournal, runExample } from "./support.js";
 
 beforeAll(async () => {
   const built = await testComponentPath("inspect");
@@ -25,31 +17,15 @@ beforeAll(async () => {
   // Newer than its sources, so the example uses it rather than building its own.
   const now = new Date();
   utimesSync(target, now, now);
-  db = await createTestDatabase();
-  server = await spawnServer({ databaseUrl: db.url, env: { BRAIN_LOG_LEVEL: "warn" } });
-  worker = spawnNode("worker/dist/main.js", {
-    env: { DATABASE_URL: db.url, BRAIN_WORKER_CACHE_DIR: join(REPO_ROOT, ".brain-test", "component-cache") },
-  });
-  await worker.waitForLine(/^Brain worker ready/m, 30_000);
 }, 180_000);
 
-afterAll(async () => {
-  await worker?.stop();
-  await server?.stop();
-  await db?.drop();
-});
+const brain = startedBeforeAll(() => spawnBrainWithWorker(), { timeoutMs: 120_000 });
 
 it("lists the session's workspace to the given depth, through a separate worker process", async () => {
-  const example = spawnNode("examples/inspect/main.mjs", { env: { BRAIN_URL: server.url, BRAIN_TOKEN: server.token } });
-  const { code } = await example.exited;
-  const out = example.output();
-  expect(code, out).toBe(0);
-  expect(out.split("\n")[0]).toBe("done");
-  const ended = out
-    .split("\n")
-    .map((line) => /^\d+ tool_call_ended (.*)$/.exec(line)?.[1])
-    .find((payload) => payload !== undefined);
-  expect(JSON.parse(ended!).outcome).toEqual({
+  const { lines } = await runExample(brain, "examples/inspect/main.mjs");
+  expect(lines[0]).toBe("done");
+  const ended = printedJournal(lines).find((r) => r.kind === "tool_call_ended");
+  expect(ended?.payload.outcome).toEqual({
     status: "ok",
     value: {
       entries: [

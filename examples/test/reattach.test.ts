@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { describe, expect, it } from "vitest";
+import { createTestDatabase } from "../../testkit/database.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { spawnNode } from "../../testkit/server-process.js";
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db?.drop();
-});
+const db = startedBeforeAll(() => createTestDatabase(), { stop: (d) => d.drop() });
 
 describe("examples/reattach", () => {
   it("a process with a background tool is killed; a new one reattaches and the session goes on", async () => {

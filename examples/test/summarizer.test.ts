@@ -1,34 +1,18 @@
 // examples/summarizer as a user runs it: a spawned Brain server and the example as its own process.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { type ServerProcess, spawnNode, spawnServer } from "../../testkit/server-process.js";
+import { describe, expect, it } from "vitest";
+import { spawnBrain } from "../../testkit/brain.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { runExample, storedJournal } from "./support.js";
 
-let db: TestDatabase;
-let server: ServerProcess;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  server = await spawnServer({ databaseUrl: db.url, env: { BRAIN_LOG_LEVEL: "warn" } });
-});
-afterAll(async () => {
-  await server?.stop();
-  await db?.drop();
-});
+const brain = startedBeforeAll(() => spawnBrain());
 
 describe("examples/summarizer", () => {
   it("summarises with ctx.model: the tool's model call is journaled with its origin, the result carries content", async () => {
-    const example = spawnNode("examples/summarizer/main.mjs", {
-      env: { BRAIN_URL: server.url, BRAIN_TOKEN: server.token, OPENAI_API_KEY: undefined },
+    const { lines, sessionId } = await runExample(brain, "examples/summarizer/main.mjs", {
+      OPENAI_API_KEY: undefined,
     });
-    const { code } = await example.exited;
-    const out = example.output();
-    expect(code, out).toBe(0);
-    expect(out.split("\n")[0]).toBe(
-      "RFC 001 says Brain keeps an ordered, durable journal of every session in Postgres.",
-    );
-    const sessionId = /session_id = '([0-9a-f-]{36})'/.exec(out)?.[1] as string;
-    const rows = await db.sql<{ seq: number; kind: string; payload: Record<string, unknown> }[]>`
-      SELECT seq, kind, payload FROM brain.journal WHERE session_id = ${sessionId} ORDER BY seq`;
+    expect(lines[0]).toBe("RFC 001 says Brain keeps an ordered, durable journal of every session in Postgres.");
+    const rows = await storedJournal(brain.db, sessionId);
     const call = rows.find((r) => r.kind === "tool_call_started")!;
     const toolModel = rows.filter(
       (r) => r.kind.startsWith("model_call_") && (r.payload.origin as { type?: string } | undefined)?.type === "tool",

@@ -5,13 +5,14 @@
 // looks for them.
 import { randomBytes } from "node:crypto";
 import { Brain, httpEnv, tool } from "@aexhq/brain";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { type FakeProvider, startFakeAnthropic, startFakeOpenAI } from "../../testkit/fake-providers.js";
-import { type JsonServer, startJsonServer } from "../../testkit/json-server.js";
+import { spawnBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startFakeAnthropic, startFakeOpenAI } from "../../testkit/fake-providers.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { startJsonServer } from "../../testkit/json-server.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
-import { type NodeProcess, type ServerProcess, spawnNode, spawnServer } from "../../testkit/server-process.js";
+import { fetchIssue } from "./environments-support.js";
 import { journalOf } from "./tool-harness.js";
 
 const OPENAI_KEY = `sk-openai-${randomBytes(12).toString("hex")}`;
@@ -20,35 +21,17 @@ const WRONG_KEY = `sk-wrong-${randomBytes(12).toString("hex")}`;
 const HEADER_SECRET = `ghp_${randomBytes(12).toString("hex")}`;
 const SECRETS = [OPENAI_KEY, ANTHROPIC_KEY, WRONG_KEY, HEADER_SECRET, TEST_SECRET_KEY];
 
-let db: TestDatabase;
-let server: ServerProcess;
-let worker: NodeProcess;
-let openai: FakeProvider;
-let anthropic: FakeProvider;
-let api: JsonServer;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  openai = await startFakeOpenAI({ apiKey: OPENAI_KEY });
-  anthropic = await startFakeAnthropic({ apiKey: ANTHROPIC_KEY });
-  api = await startJsonServer((req) =>
+const openai = startedBeforeAll(() => startFakeOpenAI({ apiKey: OPENAI_KEY }));
+const anthropic = startedBeforeAll(() => startFakeAnthropic({ apiKey: ANTHROPIC_KEY }));
+const api = startedBeforeAll(() =>
+  startJsonServer((req) =>
     req.headers.authorization === `Bearer ${HEADER_SECRET}`
       ? { status: 200, body: { title: `issue ${req.path.split("/").at(-1)}` } }
       : { status: 401, body: { message: `bad credentials: ${req.headers.authorization}` } },
-  );
-  const env = { BRAIN_LOG_LEVEL: "trace" };
-  server = await spawnServer({ databaseUrl: db.url, env });
-  worker = spawnNode("worker/dist/main.js", {
-    env: { DATABASE_URL: db.url, BRAIN_SECRET_KEY: TEST_SECRET_KEY, ...env },
-  });
-  await worker.waitForLine(/Brain worker ready/, 20_000);
-}, 60_000);
-afterAll(async () => {
-  await worker?.stop();
-  await server?.stop();
-  await Promise.all([openai?.close(), anthropic?.close(), api?.close()]);
-  await db?.drop();
-});
+  ),
+);
+// The server and the worker log everything they would ever log.
+const stack = startedBeforeAll(() => spawnBrainWithWorker({ env: { BRAIN_LOG_LEVEL: "trace" } }));
 
 const summarize = tool({
   name: "summarize",
@@ -60,21 +43,9 @@ const summarize = tool({
   },
 });
 
-const fetchIssue = tool({
-  name: "fetch_issue",
-  description: "Fetch one issue.",
-  input: z.object({ number: z.number().int() }),
-  options: z.object({ repository: z.string() }),
-  implementation: ({ repository }) => ({
-    type: "http_json",
-    method: "GET",
-    path: `/repos/${repository}/issues/{number}`,
-  }),
-});
-
 describe("credential secrecy", () => {
   it("uses the keys and headers, and no table, log line or API answer contains them", async () => {
-    const brain = new Brain({ url: server.url, token: server.token });
+    const brain = new Brain({ url: stack.url, token: stack.token });
     try {
       const github = httpEnv({
         name: "github",
@@ -117,33 +88,33 @@ describe("credential secrecy", () => {
       expect(openai.requests.some((r) => r.headers.authorization === `Bearer ${WRONG_KEY}`)).toBe(true);
       expect(anthropic.requests.some((r) => r.headers["x-api-key"] === ANTHROPIC_KEY)).toBe(true);
       expect(api.requests.some((r) => r.headers.authorization === `Bearer ${HEADER_SECRET}`)).toBe(true);
-      const journalA = await journalOf(db.sql, a.id);
+      const journalA = await journalOf(stack.db.sql, a.id);
       expect(journalA.find((r) => r.kind === "tool_call_ended" && r.payload.outcome)?.payload).toBeDefined();
-      const failed = (await journalOf(db.sql, c.id)).find((r) => r.kind === "model_call_ended");
+      const failed = (await journalOf(stack.db.sql, c.id)).find((r) => r.kind === "model_call_ended");
       expect(failed?.payload.outcome).toMatchObject({ status: "error", error: { code: "model_auth_failed" } });
 
       // Every row of every table in Brain's schemas, as text.
-      const tables = await db.sql<{ schema: string; name: string }[]>`
+      const tables = await stack.db.sql<{ schema: string; name: string }[]>`
         SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
         WHERE table_schema IN ('brain', 'brain_boss') AND table_type = 'BASE TABLE'`;
       expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["records", "sessions", "session_secrets"]));
       let dump = "";
       for (const t of tables) {
-        const rows = await db.sql.unsafe(`SELECT t::text AS row FROM "${t.schema}"."${t.name}" t`);
+        const rows = await stack.db.sql.unsafe(`SELECT t::text AS row FROM "${t.schema}"."${t.name}" t`);
         dump += rows.map((r) => r.row).join("\n");
       }
-      const sealed = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM brain.session_secrets`;
+      const sealed = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM brain.session_secrets`;
       expect(sealed[0]?.n).toBe(4);
 
       // What the API hands out.
       const answers: string[] = [];
       for (const s of [a, b, c]) {
         for (const path of [`/v1/sessions/${s.id}`, `/v1/sessions/${s.id}/tools`, `/v1/sessions/${s.id}/events`]) {
-          const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.token}` } });
+          const res = await fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${stack.token}` } });
           answers.push(await res.text());
         }
       }
-      const logs = server.output() + worker.output();
+      const logs = stack.server.output() + stack.worker.output();
       expect(logs.length).toBeGreaterThan(1000);
       for (const secret of SECRETS) {
         const forms = [secret, Buffer.from(secret).toString("base64"), Buffer.from(secret).toString("hex")];

@@ -2,23 +2,17 @@
 // activation's BRAIN_MAX_EMITTED_BYTES, and the one that would pass it is refused and journaled as
 // emission_rejected, like any emission.
 import { tool } from "@aexhq/brain";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { z } from "zod";
-import { type FakeApi, githubEnv, journalOf, type Stack, startFakeApi, startStack } from "./environments-support.js";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { githubEnv, journalOf, startFakeApi } from "./environments-support.js";
 
 const BUDGET = 1500;
-let stack: Stack;
-let api: FakeApi;
-
-beforeAll(async () => {
-  stack = await startStack({ BRAIN_MAX_EMITTED_BYTES: String(BUDGET) });
-  api = await startFakeApi((r) => (r.path === "/big" ? { json: { blob: "x".repeat(2000) } } : { json: { small: 1 } }));
-}, 60_000);
-
-afterAll(async () => {
-  await stack?.close();
-  await api?.close();
-});
+const stack = startedBeforeAll(() => startBrainWithWorker({ BRAIN_MAX_EMITTED_BYTES: String(BUDGET) }));
+const api = startedBeforeAll(() =>
+  startFakeApi((r) => (r.path === "/big" ? { json: { blob: "x".repeat(2000) } } : { json: { small: 1 } })),
+);
 
 const get = (path: string) => ({ descriptor: { type: "http_json", method: "GET", path }, input: {} });
 

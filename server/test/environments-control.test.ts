@@ -4,39 +4,30 @@
 
 import { type PlacedTool, tool } from "@aexhq/brain";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentControl } from "@aexhq/brain-contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import {
   callOutcomes,
   everyTableAsText,
-  type FakeApi,
   fetchIssue,
   githubEnv,
   journalOf,
   SECRET_TOKEN,
-  type Stack,
   startFakeApi,
-  startStack,
 } from "./environments-support.js";
 
-let stack: Stack;
-let api: FakeApi;
-
-beforeAll(async () => {
-  stack = await startStack();
-  api = await startFakeApi((r) => {
+const stack = startedBeforeAll(() => startBrainWithWorker());
+const api = startedBeforeAll(() =>
+  startFakeApi((r) => {
     const issue = /^\/repos\/aexhq\/brain\/issues\/(\d+)$/.exec(r.path);
     if (issue && Number(issue[1]) !== 404) return { json: { number: Number(issue[1]), auth: r.headers.authorization } };
     if (r.path === "/setup-ok") return { json: { ok: true } };
     if (r.path === "/setup-fail") return { status: 503, json: { message: "not today" } };
     return { status: 404, json: { message: "Not Found" } };
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await stack?.close();
-  await api?.close();
-});
+  }),
+);
 
 type Step = { op: string; name?: string; arg?: unknown };
 
@@ -154,6 +145,7 @@ describe("ctx.environments", () => {
       baseUrl: api.url,
       headerNames: ["authorization", "x-github-api-version"],
       setup: null,
+      grants: { model: false },
       status: "ready",
       setupError: null,
     };

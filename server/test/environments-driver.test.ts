@@ -1,59 +1,52 @@
 // Descriptor tools in HTTP Environments, end to end: a real server, a real worker, a local
 // node:http server standing in for the GitHub API, and scripted models.
 import { brainEnv, httpEnv, type PlacedTool, tool } from "@aexhq/brain";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { until } from "../../testkit/wait.js";
 import {
   callOutcomes,
   everyTableAsText,
-  type FakeApi,
   fetchIssue,
   githubEnv,
   journalOf,
   SECRET_TOKEN,
   type SeenRequest,
-  type Stack,
   startFakeApi,
-  startStack,
 } from "./environments-support.js";
 
-let stack: Stack;
-let api: FakeApi;
 /** Released by the concurrency test; other setups answer at once. */
 let releaseSlowSetup: (() => void) | null = null;
 let slowSetupGate: Promise<void> = Promise.resolve();
 
-beforeAll(async () => {
-  stack = await startStack();
-  api = await startFakeApi(async (r: SeenRequest) => {
-    const issue = /^\/repos\/aexhq\/brain\/issues\/(\d+)$/.exec(r.path);
-    if (r.method === "GET" && issue) {
-      const n = Number(issue[1]);
-      if (n === 404) return { status: 404, json: { message: "Not Found", detail: "x".repeat(5000) } };
-      if (n === 13) return { json: { number: n, title: 13, state: "open" } };
-      return { json: { number: n, title: `Issue ${n}`, state: "open" } };
-    }
-    if (r.path === "/repos/aexhq/brain/issues") {
-      if (r.method === "GET") return { json: [{ number: 1, state: r.query.get("state") }] };
-      return { status: 201, json: { created: JSON.parse(r.body) } };
-    }
-    if (r.path === "/echo") return { json: { youSent: r.headers.authorization } };
-    if (r.path === "/text") return { text: "plain words" };
-    if (r.path === "/setup-ok") return { json: { ok: true } };
-    if (r.path === "/setup-slow") {
-      await slowSetupGate;
-      return { json: { ok: true } };
-    }
-    if (r.path === "/setup-fail") return { status: 500, json: { message: "the sandbox is broken" } };
-    return { status: 404, json: { message: "no route" } };
-  });
-}, 60_000);
+const stack = startedBeforeAll(() => startBrainWithWorker());
+const api = startedBeforeAll(() => startFakeApi(route));
 
-afterAll(async () => {
-  await stack?.close();
-  await api?.close();
-});
+/** The stand-in GitHub API's answers, by path. */
+async function route(r: SeenRequest) {
+  const issue = /^\/repos\/aexhq\/brain\/issues\/(\d+)$/.exec(r.path);
+  if (r.method === "GET" && issue) {
+    const n = Number(issue[1]);
+    if (n === 404) return { status: 404, json: { message: "Not Found", detail: "x".repeat(5000) } };
+    if (n === 13) return { json: { number: n, title: 13, state: "open" } };
+    return { json: { number: n, title: `Issue ${n}`, state: "open" } };
+  }
+  if (r.path === "/repos/aexhq/brain/issues") {
+    if (r.method === "GET") return { json: [{ number: 1, state: r.query.get("state") }] };
+    return { status: 201, json: { created: JSON.parse(r.body) } };
+  }
+  if (r.path === "/echo") return { json: { youSent: r.headers.authorization } };
+  if (r.path === "/text") return { text: "plain words" };
+  if (r.path === "/setup-ok") return { json: { ok: true } };
+  if (r.path === "/setup-slow") {
+    await slowSetupGate;
+    return { json: { ok: true } };
+  }
+  if (r.path === "/setup-fail") return { status: 500, json: { message: "the sandbox is broken" } };
+  return { status: 404, json: { message: "no route" } };
+}
 
 /** A session whose scripted model asks for `calls` (all in one step), then says "done". */
 async function runTurn(tools: PlacedTool[], calls: { name: string; input: unknown }[][]) {

@@ -7,21 +7,18 @@ import {
   type ServerFrame,
   ServerFrameSchema,
 } from "@aexhq/brain-contracts";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import WebSocket from "ws";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { startBrain } from "../../testkit/brain.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { SECRET_TOKEN } from "./environments-support.js";
 import { activationEnded, createSession, hostTool, postMessage, request } from "./support.js";
 
-let brain: InProcessBrain;
+const brain = startedBeforeAll(() => startBrain());
 const sockets: WebSocket[] = [];
-
-beforeAll(async () => {
-  brain = await startBrain();
-});
-afterAll(async () => {
+// Before the server closes (after-hooks run in reverse order).
+afterAll(() => {
   for (const ws of sockets) ws.terminate();
-  await brain?.close();
 });
 
 interface HostSocket {

@@ -3,36 +3,21 @@
 // service behind it calls the session's model for that call, journaled with the tool as origin.
 // Without the grant it gets neither, and the route refuses the call. Real server, real worker, a
 // local HTTP service.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Brain, httpEnv, tool } from "@aexhq/brain";
 import { callbackToken, SecretBox } from "@aexhq/brain-db";
-import { type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { type BrainWithWorker, startBrainWithWorker } from "../../testkit/brain-with-worker.js";
 import { type JsonServer, startJsonServer } from "../../testkit/json-server.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { journalOf } from "./tool-harness.js";
 
-let brain: InProcessBrain;
-let worker: RunningWorker;
+let stack: BrainWithWorker;
 let service: JsonServer;
 const answers: unknown[] = [];
 
 beforeAll(async () => {
-  brain = await startBrain();
-  worker = await startWorker({
-    databaseUrl: brain.db.url,
-    schema: "brain",
-    maxEmittedBytes: 1024 * 1024,
-    concurrency: 2,
-    cacheDir: mkdtempSync(join(tmpdir(), "brain-grant-")),
-    logLevel: "silent",
-    maxModelCalls: 100,
-    secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
-  });
+  stack = await startBrainWithWorker();
   // The service behind the Environment: it asks the session's model when it was given the way to.
   service = await startJsonServer(async (req) => {
     const url = req.headers["brain-model-url"];
@@ -49,8 +34,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 afterAll(async () => {
-  await worker?.stop();
-  await brain?.close();
+  await stack?.close();
   await service?.close();
 });
 
@@ -62,7 +46,7 @@ const summarizeRemote = tool({
 });
 
 async function run(grants: { model?: boolean } | undefined) {
-  const client = new Brain({ url: brain.url, token: brain.token });
+  const client = new Brain({ url: stack.brain.url, token: stack.brain.token });
   try {
     const env = httpEnv({ name: "summarizer", baseUrl: service.url, ...(grants ? { grants } : {}) });
     const session = await client.sessions.create({
@@ -74,7 +58,7 @@ async function run(grants: { model?: boolean } | undefined) {
       tools: [summarizeRemote({ env })],
     });
     expect(await session.send("go")).toBe("done");
-    return { id: session.id, journal: await journalOf(brain.db.sql, session.id) };
+    return { id: session.id, journal: await journalOf(stack.brain.db.sql, session.id) };
   } finally {
     await client.close();
   }
@@ -95,7 +79,7 @@ describe("the granted model execution service", () => {
     // The token is the call's credential: it never enters the journal.
     const request = service.requests.at(-1)!;
     const token = request.headers["brain-call-token"] as string;
-    const [leaks] = await brain.db.sql<{ n: number }[]>`
+    const [leaks] = await stack.brain.db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM records WHERE payload::text LIKE ${`%${token.split(".")[1]}%`}`;
     expect(leaks?.n).toBe(0);
 
@@ -121,7 +105,7 @@ describe("the granted model execution service", () => {
   it("refuses requests without a valid call token, and calls whose Environment grants nothing", async () => {
     const { id, journal } = await run(undefined);
     const seq = journal.find((r) => r.kind === "tool_call_started")!.seq;
-    const url = `${brain.url}/v1/calls/${id}/${seq}/model`;
+    const url = `${stack.brain.url}/v1/calls/${id}/${seq}/model`;
     const body = JSON.stringify({ messages: [{ role: "user", content: "x" }] });
     for (const token of [undefined, "forged", `${"0".repeat(8)}-0000-0000-0000-${"0".repeat(12)}.${"A".repeat(43)}`]) {
       const res = await fetch(url, {
@@ -134,12 +118,12 @@ describe("the granted model execution service", () => {
     // The operator token is not a call token either.
     const operator = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${brain.token}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${stack.brain.token}` },
       body,
     });
     expect(operator.status).toBe(401);
     // A genuine token of this call (as its worker would mint it): the Environment grants no model.
-    const [row] = await brain.db.sql<{ connection_id: string }[]>`
+    const [row] = await stack.brain.db.sql<{ connection_id: string }[]>`
       SELECT connection_id FROM calls WHERE session_id = ${id} AND seq = ${seq}`;
     const genuine = callbackToken(
       new SecretBox(Buffer.from(TEST_SECRET_KEY, "hex")),

@@ -1,48 +1,11 @@
-// What the HTTP Environment tests share: a real Brain server with a real worker, and a local
-// node:http server standing in for the GitHub API (it records every request it gets).
-import { mkdtempSync } from "node:fs";
+// What the HTTP Environment tests share (with a server and worker from testkit/brain-with-worker.ts):
+// a local node:http server standing in for the GitHub API (it records every request it gets), the
+// seed's fetch_issue tool, and readers of the journal and of every table.
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Brain, httpEnv, tool } from "@aexhq/brain";
+import { httpEnv, tool } from "@aexhq/brain";
 import type { Sql } from "@aexhq/brain-db";
-import { type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
-import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
-
-export interface Stack {
-  brain: InProcessBrain;
-  worker: RunningWorker;
-  client: Brain;
-  close(): Promise<void>;
-}
-
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const brain = await startBrain({ env });
-  const worker = await startWorker({
-    databaseUrl: brain.db.url,
-    schema: "brain",
-    maxEmittedBytes: Number(env.BRAIN_MAX_EMITTED_BYTES ?? 1024 * 1024),
-    concurrency: 4,
-    cacheDir: mkdtempSync(join(tmpdir(), "brain-env-tests-")),
-    logLevel: "silent",
-    maxModelCalls: 100,
-    secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
-  });
-  const client = new Brain({ url: brain.url, token: brain.token });
-  return {
-    brain,
-    worker,
-    client,
-    async close() {
-      await client.close();
-      await worker.stop();
-      await brain.close();
-    },
-  };
-}
 
 export interface SeenRequest {
   method: string;

@@ -4,25 +4,17 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { type BrainError, hostEnv, tool, toolHandler } from "@aexhq/brain";
 import { callbackToken, SecretBox } from "@aexhq/brain-db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startBrain } from "../../testkit/brain.js";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { deferred, until } from "../../testkit/wait.js";
-import {
-  type AppServer,
-  recordCount,
-  runOnce,
-  type Stack,
-  serveApp,
-  startStack,
-  theCall,
-} from "./http-tools-harness.js";
+import { recordCount, runOnce, serveApp, theCall } from "./http-tools-harness.js";
 import { expectError, request } from "./support.js";
 
 const BUDGET = 600;
-let stack: Stack;
-let app: AppServer;
 
 const started = deferred<{ sessionId: string; sequence: number }>();
 const release = deferred<void>();
@@ -50,14 +42,13 @@ const big = tool({
   },
 });
 
-beforeAll(async () => {
-  stack = await startStack({ BRAIN_MAX_EMITTED_BYTES: String(BUDGET) });
-  app = await serveApp(toolHandler([held(), big()]));
-});
-afterAll(async () => {
-  release.resolve();
-  await app?.close();
-  await stack?.close();
+const stack = startedBeforeAll(() => startBrainWithWorker({ BRAIN_MAX_EMITTED_BYTES: String(BUDGET) }));
+const app = startedBeforeAll(() => serveApp(toolHandler([held(), big()])), {
+  stop: (a) => {
+    // Lets go of a call a failed test left held, before its application closes.
+    release.resolve();
+    return a.close();
+  },
 });
 
 describe("where callbacks go", () => {

@@ -2,13 +2,13 @@
 // application serving tool() declarations with toolHandler (node:http), and the callbacks.
 import type { ServerResponse } from "node:http";
 import { type BrainError, hostEnv, type ToolContext, tool, toolHandler } from "@aexhq/brain";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { deferred, until } from "../../testkit/wait.js";
-import { type AppServer, runOnce, type Stack, serveApp, startStack, theCall } from "./http-tools-harness.js";
+import { lookupDeclaration, records, runOnce, serveApp, theCall } from "./http-tools-harness.js";
 
-let stack: Stack;
-let app: AppServer;
 /** What handlers saw, by test. */
 const seen = new Map<string, unknown>();
 /** Work a handler leaves for after its request was answered. */
@@ -20,13 +20,8 @@ const codeOf = (p: Promise<unknown>) =>
     (e: BrainError) => e.code,
   );
 
-const records = new Map([["customer:42", { value: "Ada Lovelace" }]]);
 const lookup = tool({
-  name: "lookup",
-  description: "Look up one record.",
-  input: z.object({ id: z.string() }),
-  output: z.object({ value: z.string() }).nullable(),
-  options: z.object({ prefix: z.string() }),
+  ...lookupDeclaration,
   run: async ({ id }, ctx) => {
     seen.set("lookup", { sessionId: ctx.sessionId, sequence: ctx.sequence, deadline: ctx.deadline });
     return ctx.finish(records.get(`${ctx.options.prefix}${id}`) ?? null);
@@ -145,20 +140,16 @@ const handle = toolHandler([
   slow(),
 ]);
 
-beforeAll(async () => {
-  stack = await startStack();
-  app = await serveApp((req, res: ServerResponse) => {
+const stack = startedBeforeAll(() => startBrainWithWorker());
+const app = startedBeforeAll(() =>
+  serveApp((req, res: ServerResponse) => {
     res.on("finish", () => {
       afterAnswer?.();
       afterAnswer = undefined;
     });
     handle(req, res);
-  });
-});
-afterAll(async () => {
-  await app?.close();
-  await stack?.close();
-});
+  }),
+);
 
 const web = () => hostEnv({ name: "web", url: app.url });
 

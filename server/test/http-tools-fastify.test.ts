@@ -3,21 +3,17 @@
 import { fastifyTools, hostEnv, tool } from "@aexhq/brain";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { runOnce, type Stack, startStack, theCall } from "./http-tools-harness.js";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { lookupDeclaration, records, runOnce, theCall } from "./http-tools-harness.js";
 import { expectError, request } from "./support.js";
 
-let stack: Stack;
+const stack = startedBeforeAll(() => startBrainWithWorker());
 let app: FastifyInstance;
 let url: string;
 
-const records = new Map([["customer:42", { value: "Ada Lovelace" }]]);
 const lookup = tool({
-  name: "lookup",
-  description: "Look up one record.",
-  input: z.object({ id: z.string() }),
-  output: z.object({ value: z.string() }).nullable(),
-  options: z.object({ prefix: z.string() }),
+  ...lookupDeclaration,
   run: async ({ id }, ctx) => {
     await ctx.emitResult({ value: `looking up ${id}` });
     return ctx.finish(records.get(`${ctx.options.prefix}${id}`) ?? null);
@@ -25,7 +21,6 @@ const lookup = tool({
 });
 
 beforeAll(async () => {
-  stack = await startStack();
   app = Fastify();
   // The application's own JSON routes keep Fastify's parsers; the plugin's context has its own.
   app.post("/other", async (req) => ({ got: req.body }));
@@ -34,7 +29,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
-  await stack?.close();
 });
 
 describe("fastifyTools", () => {

@@ -1,47 +1,24 @@
-// A Brain server, a worker and application HTTP servers, all real, for the tests of tools served
-// over HTTP: the Application tool extension and the v1 plain-JSON convention.
-import { mkdtempSync } from "node:fs";
+// Application HTTP servers and journal readers for the tests of tools served over HTTP (the
+// Application tool extension and the v1 plain-JSON convention), which run a real Brain server and
+// worker from testkit/brain-with-worker.ts.
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Brain, type PlacedTool } from "@aexhq/brain";
+import type { PlacedTool } from "@aexhq/brain";
 import type { Sql } from "@aexhq/brain-db";
-import { type RunningWorker, startWorker } from "@aexhq/brain-worker";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
-import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
+import { z } from "zod";
+import type { BrainWithWorker } from "../../testkit/brain-with-worker.js";
 
-export interface Stack {
-  brain: InProcessBrain;
-  worker: RunningWorker;
-  client: Brain;
-  close(): Promise<void>;
-}
+/** The application's records, as the seed's `lookup` example reads them by `${prefix}${id}`. */
+export const records = new Map([["customer:42", { value: "Ada Lovelace" }]]);
 
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const brain = await startBrain({ env });
-  const worker = await startWorker({
-    databaseUrl: brain.db.url,
-    schema: "brain",
-    maxEmittedBytes: Number(env.BRAIN_MAX_EMITTED_BYTES ?? 1024 * 1024),
-    concurrency: 4,
-    cacheDir: mkdtempSync(join(tmpdir(), "brain-http-tools-")),
-    logLevel: "silent",
-    maxModelCalls: 100,
-    secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
-  });
-  const client = new Brain({ url: brain.url, token: brain.token });
-  return {
-    brain,
-    worker,
-    client,
-    async close() {
-      await client.close();
-      await worker.stop();
-      await brain.close();
-    },
-  };
-}
+/** The seed's `lookup` declaration without its `run`: each test application gives its own. */
+export const lookupDeclaration = {
+  name: "lookup",
+  description: "Look up one record.",
+  input: z.object({ id: z.string() }),
+  output: z.object({ value: z.string() }).nullable(),
+  options: z.object({ prefix: z.string() }),
+};
 
 export interface AppServer {
   url: string;
@@ -64,7 +41,11 @@ export async function serveApp(listener: RequestListener, path = "/tools"): Prom
 }
 
 /** A session whose scripted model calls `tool` once with `input`, then says "done". */
-export async function runOnce(stack: Stack, placed: PlacedTool, input: unknown): Promise<{ sessionId: string }> {
+export async function runOnce(
+  stack: BrainWithWorker,
+  placed: PlacedTool,
+  input: unknown,
+): Promise<{ sessionId: string }> {
   const session = await stack.client.sessions.create({
     model: {
       provider: "scripted",

@@ -2,12 +2,12 @@
 // worker that POSTs the input to a real application HTTP server, and the journal.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { http, httpTool, tool } from "@aexhq/brain";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AppServer, runOnce, type Stack, serveApp, startStack, theCall } from "./http-tools-harness.js";
+import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { runOnce, serveApp, theCall } from "./http-tools-harness.js";
 
-let stack: Stack;
-let app: AppServer;
 const received: { path: string; contentType: string | undefined; accept: string | undefined; body: unknown }[] = [];
 
 /** Answers by path: each route plays one kind of application. */
@@ -32,9 +32,9 @@ function route(req: IncomingMessage, res: ServerResponse, body: unknown) {
   }
 }
 
-beforeAll(async () => {
-  stack = await startStack();
-  app = await serveApp((req, res) => {
+const stack = startedBeforeAll(() => startBrainWithWorker());
+const app = startedBeforeAll(() =>
+  serveApp((req, res) => {
     let text = "";
     req.on("data", (c) => (text += c));
     req.on("end", () => {
@@ -47,12 +47,8 @@ beforeAll(async () => {
       });
       route(req, res, body);
     });
-  }, "");
-});
-afterAll(async () => {
-  await app?.close();
-  await stack?.close();
-});
+  }, ""),
+);
 
 const echo = (path: string, output?: z.ZodType) =>
   httpTool({

@@ -1,23 +1,7 @@
-import type { ProviderRequest } from "@aexhq/brain-server/models";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeProvider, startFakeAnthropic } from "../../testkit/fake-providers.js";
-import { context, failure, hello, KEY, provider } from "./providers-support.js";
+import { describe, expect, it } from "vitest";
+import { context, failure, fakeProviderSuite, hello, KEY, provider } from "./providers-support.js";
 
-let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeAnthropic();
-});
-afterAll(async () => {
-  await fake?.close();
-});
-
-const anthropic = (extra: Parameters<typeof provider>[2] = {}) => provider("anthropic", fake.url, extra);
-
-async function lastBody(request: ProviderRequest, extra: Parameters<typeof provider>[2] = {}) {
-  const before = fake.requests.length;
-  await anthropic(extra).complete(request, context());
-  return fake.requests[before]!;
-}
+const { fake, model: anthropic, lastBody } = fakeProviderSuite("anthropic");
 
 describe("Anthropic request", () => {
   it("sends a minimal streaming body to /v1/messages with its key and version headers", async () => {

@@ -1,23 +1,7 @@
-import type { ProviderRequest } from "@aexhq/brain-server/models";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeProvider, startFakeOpenAI } from "../../testkit/fake-providers.js";
-import { context, failure, hello, KEY, provider } from "./providers-support.js";
+import { describe, expect, it } from "vitest";
+import { context, failure, fakeProviderSuite, hello, KEY, provider } from "./providers-support.js";
 
-let fake: FakeProvider;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake?.close();
-});
-
-const openai = (extra: Parameters<typeof provider>[2] = {}) => provider("openai", fake.url, extra);
-
-async function lastBody(request: ProviderRequest, extra: Parameters<typeof provider>[2] = {}) {
-  const before = fake.requests.length;
-  await openai(extra).complete(request, context());
-  return fake.requests[before]!;
-}
+const { fake, model: openai, lastBody } = fakeProviderSuite("openai");
 
 describe("OpenAI request", () => {
   it("sends a minimal streaming body to /chat/completions with a bearer key", async () => {

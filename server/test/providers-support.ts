@@ -8,7 +8,13 @@ import {
   type ModelProvider,
   type ProviderRequest,
 } from "@aexhq/brain-server/models";
-import { type FakeProvider, startFakeAnthropic, startFakeOpenAI } from "../../testkit/fake-providers.js";
+import {
+  type FakeProvider,
+  type RecordedRequest,
+  startFakeAnthropic,
+  startFakeOpenAI,
+} from "../../testkit/fake-providers.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 
 export const KEY = "sk-test-0123456789abcdef-secret";
 
@@ -18,11 +24,9 @@ export function startFake(flavor: Flavor, options: { apiKey?: string } = {}): Pr
   return flavor === "openai" ? startFakeOpenAI(options) : startFakeAnthropic(options);
 }
 
-export function provider(
-  flavor: Flavor,
-  baseUrl: string,
-  extra: { apiKey?: string; timeoutMs?: number; maxTokens?: number; name?: string } = {},
-): ModelProvider {
+export type ProviderExtra = { apiKey?: string; timeoutMs?: number; maxTokens?: number; name?: string };
+
+export function provider(flavor: Flavor, baseUrl: string, extra: ProviderExtra = {}): ModelProvider {
   const config = { provider: flavor, name: "test-model", apiKey: KEY, baseUrl, ...extra } as ModelConfig;
   return createProvider(config);
 }
@@ -41,4 +45,24 @@ export async function failure(call: Promise<unknown>): Promise<ModelCallError> {
   );
   if (!(error instanceof ModelCallError)) throw new Error(`expected a ModelCallError, got ${String(error)}`);
   return error;
+}
+
+export interface FakeProviderSuite {
+  fake: FakeProvider;
+  /** The real `flavor` provider, configured with `extra`, pointed at the fake. */
+  model(extra?: ProviderExtra): ModelProvider;
+  /** The request one `complete(request)` of `model(extra)` sent to the fake. */
+  lastBody(request: ProviderRequest, extra?: ProviderExtra): Promise<RecordedRequest>;
+}
+
+/** A fake `flavor` provider for the enclosing suite: started before its tests, closed after them. */
+export function fakeProviderSuite(flavor: Flavor): FakeProviderSuite {
+  const fake = startedBeforeAll(() => startFake(flavor));
+  const model = (extra: ProviderExtra = {}) => provider(flavor, fake.url, extra);
+  const lastBody = async (request: ProviderRequest, extra: ProviderExtra = {}) => {
+    const before = fake.requests.length;
+    await model(extra).complete(request, context());
+    return fake.requests[before]!;
+  };
+  return { fake, model, lastBody };
 }

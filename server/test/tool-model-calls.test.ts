@@ -2,27 +2,15 @@
 // the tool's identity as origin, journaling before the answer returns, and requests that are not
 // well-formed. A real Brain (own database, real socket), the public SDK, the scripted provider.
 import { Brain, type ModelResult, tool } from "@aexhq/brain";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { startBrain } from "../../testkit/brain.js";
+import { startedBeforeAll, startedBeforeEach } from "../../testkit/fixtures.js";
 import { deferred, journalOf, until } from "./tool-harness.js";
 
 const MAX_MODEL_CALLS = 6;
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain({ env: { BRAIN_MAX_MODEL_CALLS: String(MAX_MODEL_CALLS) } });
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  brain = new Brain({ url: server.url, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
+const server = startedBeforeAll(() => startBrain({ env: { BRAIN_MAX_MODEL_CALLS: String(MAX_MODEL_CALLS) } }));
+const brain = startedBeforeEach(() => new Brain({ url: server.url, token: server.token }));
 
 const originOf = (r: { payload: Record<string, unknown> }) => (r.payload.origin as { type?: string } | undefined)?.type;
 const ask = (content: string) => ({ messages: [{ role: "user" as const, content }] });
