@@ -166,6 +166,7 @@ describe("ctx.model", () => {
   it("keeps charging the originating activation after it returned (a background tool)", async () => {
     const go = deferred<void>();
     const later = deferred<string>();
+    const finished = deferred<void>();
     const background = tool({
       name: "background",
       description: "Returns at once, calls the model later.",
@@ -178,7 +179,8 @@ describe("ctx.model", () => {
           } catch (error) {
             later.resolve((error as { code: string }).code);
           }
-          await ctx.finish();
+          // Finished before the test ends (and its client closes), so no ack is left waiting.
+          await ctx.finish().then(() => finished.resolve(), finished.reject);
         });
         return;
       },
@@ -187,6 +189,7 @@ describe("ctx.model", () => {
     await expect(s.send("go")).resolves.toBe("done");
     go.resolve();
     expect(await later.promise).toBe("late answer");
+    await finished.promise;
     const journal = await journalOf(server.db.sql, s.id);
     const activation = journal.find((r) => r.kind === "activation_started")!;
     const ended = journal.findIndex((r) => r.kind === "activation_ended");

@@ -13,6 +13,7 @@ import {
   EVENT_KIND_PATTERN,
   errorOutcome,
   isReservedKind,
+  MAX_BODY_BYTES,
   MAX_FRAME_BYTES,
   type Outcome,
 } from "@aexhq/brain-contracts";
@@ -86,6 +87,7 @@ export class CallReporter {
    */
   async model(requestText: string): Promise<HostReply> {
     if (!this.models) return fail("not_supported", "this worker makes no model calls");
+    if (requestText.length > MAX_BODY_BYTES) return fail("invalid_model_request", "the request is too large");
     let request: unknown;
     try {
       request = JSON.parse(requestText);

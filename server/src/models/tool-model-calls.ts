@@ -2,6 +2,7 @@ import {
   armAt,
   BrainError,
   byteLength,
+  MAX_BODY_BYTES,
   type ModelConfig,
   ModelConfigSchema,
   type ModelRequest,
@@ -71,6 +72,14 @@ export class ToolModelCalls {
   }
 
   async call(ref: ToolCallRef, raw: unknown): Promise<ToolModelAnswer> {
+    // Whatever path it came by (a 64 KiB frame, a 1 MiB body, a component's string), one bound.
+    const bytes = byteLength(JSON.stringify(raw) ?? "");
+    if (bytes > MAX_BODY_BYTES) {
+      throw new BrainError(
+        "invalid_model_request",
+        `The ModelRequest is ${bytes} bytes; the limit is ${MAX_BODY_BYTES}.`,
+      );
+    }
     const parsed = ModelRequestSchema.safeParse(raw);
     if (!parsed.success) {
       throw new BrainError("invalid_model_request", "The ModelRequest failed validation.", parsed.error.issues);
