@@ -24,15 +24,18 @@ export interface CommitKeys {
   sessions: Map<string, number>;
   /** hosts with work to pick up: pending calls to claim, or cancellations to deliver. */
   hosts: Set<string>;
+  /** Sessions that ended or were deleted, with their host: whichever server holds its connections tells it. */
+  releases: Map<string, string>;
 }
 
 export function emptyKeys(): CommitKeys {
-  return { sessions: new Map(), hosts: new Set() };
+  return { sessions: new Map(), hosts: new Set(), releases: new Map() };
 }
 
 export function mergeKeys(into: CommitKeys, from: CommitKeys): void {
   for (const [id, bits] of from.sessions) into.sessions.set(id, (into.sessions.get(id) ?? 0) | bits);
   for (const h of from.hosts) into.hosts.add(h);
+  for (const [s, h] of from.releases) into.releases.set(s, h);
 }
 
 export function touchOf(kind: string): number {
@@ -67,15 +70,17 @@ export interface WirePayload {
   o: string;
   s: [string, number][];
   h: string[];
+  /** Released sessions and their hosts (absent in payloads of older versions). */
+  r?: [string, string][];
 }
 
 export function encodeKeys(origin: string, keys: CommitKeys): string[] {
   const out: string[] = [];
-  let cur: WirePayload = { o: origin, s: [], h: [] };
+  let cur: WirePayload = { o: origin, s: [], h: [], r: [] };
   let size = 64;
   const push = () => {
     out.push(JSON.stringify(cur));
-    cur = { o: origin, s: [], h: [] };
+    cur = { o: origin, s: [], h: [], r: [] };
     size = 64;
   };
   for (const [id, bits] of keys.sessions) {
@@ -88,7 +93,12 @@ export function encodeKeys(origin: string, keys: CommitKeys): string[] {
     cur.h.push(h);
     size += 40;
   }
-  if (cur.s.length > 0 || cur.h.length > 0) push();
+  for (const pair of keys.releases) {
+    if (size + 84 > MAX_PAYLOAD) push();
+    cur.r!.push(pair);
+    size += 84;
+  }
+  if (cur.s.length > 0 || cur.h.length > 0 || cur.r!.length > 0) push();
   return out;
 }
 
@@ -99,6 +109,11 @@ export function decodeKeys(payload: string): { origin: string; keys: CommitKeys 
     const keys = emptyKeys();
     for (const [id, bits] of p.s) if (typeof id === "string" && typeof bits === "number") keys.sessions.set(id, bits);
     for (const h of p.h) if (typeof h === "string") keys.hosts.add(h);
+    for (const pair of Array.isArray(p.r) ? p.r : []) {
+      if (Array.isArray(pair) && typeof pair[0] === "string" && typeof pair[1] === "string") {
+        keys.releases.set(pair[0], pair[1]);
+      }
+    }
     return { origin: p.o, keys };
   } catch {
     return null;

@@ -4,6 +4,7 @@ import {
   type CommitKeys,
   channelFor,
   createSession,
+  emptyKeys,
   encodeKeys,
   endCalls,
   JournalWriter,
@@ -181,7 +182,7 @@ describe("journal", () => {
   });
 
   it("splits NOTIFY payloads that would pass 8000 bytes", () => {
-    const keys: CommitKeys = { sessions: new Map(), hosts: new Set() };
+    const keys: CommitKeys = emptyKeys();
     for (let i = 0; i < 1000; i++) keys.sessions.set(randomUUID(), Touch.observation);
     const payloads = encodeKeys(randomUUID(), keys);
     expect(payloads.length).toBeGreaterThan(1);
@@ -198,7 +199,7 @@ describe("journal", () => {
     const id = await newSession(w);
     const results = await Promise.allSettled([
       w.submit(appendRecords(id, [{ kind: "ok1", payload: {} }])),
-      w.submit({ keys: () => ({ sessions: new Map(), hosts: new Set() }), run: (tx) => tx`SELECT 1/0` }),
+      w.submit({ keys: () => emptyKeys(), run: (tx) => tx`SELECT 1/0` }),
       w.submit(appendRecords(id, [{ kind: "ok2", payload: {} }])),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);

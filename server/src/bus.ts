@@ -10,6 +10,7 @@ export class CommitBus {
   private readonly sessionHooks: ((sessionId: string, bits: number) => void)[] = [];
   private readonly hostHooks: ((hostId: string) => void)[] = [];
   private readonly rescanHooks: (() => void)[] = [];
+  private readonly releaseHooks: ((sessionId: string, hostId: string) => void)[] = [];
 
   deliver(keys: CommitKeys): void {
     for (const [id, bits] of keys.sessions) {
@@ -17,6 +18,7 @@ export class CommitBus {
       this.sessions.emit(id, bits);
     }
     for (const h of keys.hosts) for (const hook of this.hostHooks) hook(h);
+    for (const [s, h] of keys.releases) for (const hook of this.releaseHooks) hook(s, h);
   }
 
   /** After the LISTEN connection (re)connects, notifications may have been missed. */
@@ -34,6 +36,11 @@ export class CommitBus {
 
   onHost(fn: (hostId: string) => void): void {
     this.hostHooks.push(fn);
+  }
+
+  /** A session ended or was deleted: its host, wherever connected, drops its handlers. */
+  onRelease(fn: (sessionId: string, hostId: string) => void): void {
+    this.releaseHooks.push(fn);
   }
 
   onRescan(fn: () => void): void {

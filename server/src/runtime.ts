@@ -113,6 +113,9 @@ export async function startRuntime(
     if (conn) void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
     for (const c of rt.hosts.ofHost(hostId)) void c.reconcile().catch((err) => log.warn({ err }, "reconcile failed"));
   });
+  bus.onRelease((sessionId, hostId) => {
+    for (const c of rt.hosts.ofHost(hostId)) c.release(sessionId);
+  });
   bus.onRescan(() => {
     rt.actors.kickAll();
     for (const conn of rt.hosts.all()) void rt.dispatch.claimFor(conn).catch(() => {});

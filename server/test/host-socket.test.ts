@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { MAX_FRAME_BYTES, RegisteredHostSchema, type ServerFrame, ServerFrameSchema } from "@aexhq/brain-contracts";
+import { MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { connectHost, type HostSocket, Refused, registerHostOn } from "./host-sockets.js";
 import { countRows, createSession, dumpSchemas, expectError, request, sha256 } from "./support.js";
 
 let brain: InProcessBrain;
@@ -16,65 +17,12 @@ afterAll(async () => {
   await brain?.close();
 });
 
-async function registerHost(name?: string): Promise<{ id: string; token: string }> {
-  const answer = await request(brain, "POST", "/v1/hosts", { body: name ? { name } : {} });
-  expect(answer.status).toBe(201);
-  return RegisteredHostSchema.parse(answer.json);
+function registerHost(name?: string): Promise<{ id: string; token: string }> {
+  return registerHostOn(brain, name);
 }
 
-interface HostSocket {
-  ws: WebSocket;
-  /** The next server frame not read yet. */
-  next(): Promise<ServerFrame>;
-  closed: Promise<{ code: number; reason: string }>;
-}
-
-/** Opens a host socket; resolves once it is open, rejects with the HTTP answer if refused. */
 function connect(hostId: string, token: string | null): Promise<HostSocket> {
-  const url = `${brain.url.replace(/^http/, "ws")}/v1/hosts/${hostId}/connect`;
-  const ws = new WebSocket(url, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
-  sockets.push(ws);
-  const frames: ServerFrame[] = [];
-  const waiting: ((frame: ServerFrame) => void)[] = [];
-  ws.on("message", (data) => {
-    const frame = ServerFrameSchema.parse(JSON.parse(data.toString()));
-    const waiter = waiting.shift();
-    if (waiter) waiter(frame);
-    else frames.push(frame);
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-  const next = () =>
-    new Promise<ServerFrame>((resolve, reject) => {
-      const ready = frames.shift();
-      if (ready) return resolve(ready);
-      const timer = setTimeout(() => reject(new Error("no frame within 10 s")), 10_000);
-      waiting.push((frame) => {
-        clearTimeout(timer);
-        resolve(frame);
-      });
-    });
-  return new Promise((resolve, reject) => {
-    ws.once("open", () => resolve({ ws, next, closed }));
-    ws.once("unexpected-response", (_req, res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk;
-      });
-      res.on("end", () => reject(new Refused(res.statusCode ?? 0, body)));
-    });
-    ws.once("error", (error) => reject(error));
-  });
-}
-
-class Refused extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: string,
-  ) {
-    super(`refused with ${status}: ${body}`);
-  }
+  return connectHost(brain, hostId, token, sockets);
 }
 
 async function refusedWith(hostId: string, token: string | null): Promise<Refused> {

@@ -135,6 +135,8 @@ export async function listSessions(sql: Sql, limit: number, after: SessionCursor
 export interface EndResult {
   ended: boolean;
   cancelled: EndedCall[];
+  /** The session's host, told to release its handlers (through the commit's keys). */
+  hostId: string | null;
 }
 
 /**
@@ -148,38 +150,42 @@ export function endSession(id: string, reason: string): WriteOp<EndResult> {
     keys: (r): CommitKeys => {
       const keys = cancel.keys(r.cancelled);
       if (r.ended) keys.sessions.set(id, (keys.sessions.get(id) ?? 0) | Touch.ended);
+      if (r.hostId) keys.releases.set(id, r.hostId);
       return keys;
     },
     run: async (tx) => {
       // Calls first, then the session row: the order every other write takes these locks in.
       const cancelled = await cancel.run(tx);
-      const [ended] = await tx`
+      const [ended] = await tx<{ host_id: string | null }[]>`
         WITH s AS (
           UPDATE sessions SET status = 'ended', ended_at = now(), last_seq = last_seq + 1
-          WHERE id = ${id} AND status = 'active' RETURNING last_seq
+          WHERE id = ${id} AND status = 'active' RETURNING last_seq, host_id
+        ),
+        r AS (
+          INSERT INTO records (session_id, seq, kind, payload)
+          SELECT ${id}, last_seq, 'session_ended', ${JSON.stringify({ reason })}::text::jsonb FROM s
         )
-        INSERT INTO records (session_id, seq, kind, payload)
-        SELECT ${id}, last_seq, 'session_ended', ${JSON.stringify({ reason })}::text::jsonb FROM s
-        RETURNING seq`;
-      return { ended: ended !== undefined, cancelled };
+        SELECT host_id FROM s`;
+      return { ended: ended !== undefined, cancelled, hostId: ended?.host_id ?? null };
     },
   };
 }
 
 /** Deletes a session and its journal. Open calls are reported so their hosts can be told. */
-export function deleteSession(id: string): WriteOp<{ deleted: boolean; open: EndedCall[] }> {
+export function deleteSession(id: string): WriteOp<{ deleted: boolean; open: EndedCall[]; hostId: string | null }> {
   const cancel = endCalls({ sessionId: id }, { status: "cancelled", cause: "session_ended" });
   return {
     exclusive: true,
     keys: (r): CommitKeys => {
       const keys = emptyKeys();
       if (r.deleted) keys.sessions.set(id, Touch.ended);
+      if (r.hostId) keys.releases.set(id, r.hostId);
       return keys;
     },
     run: async (tx) => {
       const open = await cancel.run(tx);
-      const rows = await tx`DELETE FROM sessions WHERE id = ${id} RETURNING 1`;
-      return { deleted: rows.length > 0, open };
+      const rows = await tx<{ host_id: string | null }[]>`DELETE FROM sessions WHERE id = ${id} RETURNING host_id`;
+      return { deleted: rows.length > 0, open, hostId: rows[0]?.host_id ?? null };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { BrainError } from "@aexhq/brain-contracts";
-import { recall, remember, sha256, type WriteOp } from "@aexhq/brain-db";
+import { emptyKeys, recall, remember, sha256, type WriteOp } from "@aexhq/brain-db";
 import type { Runtime } from "../runtime.js";
 
 /** A stable hash of a parsed request body: key order does not matter, content does. */
@@ -36,7 +36,7 @@ export async function withIdempotency<R, S>(
   const hash = requestHash(body);
   const outcome = await rt.writer.submit<{ fresh: R } | { stored: S }>({
     exclusive: true,
-    keys: (r) => ("fresh" in r ? op.keys(r.fresh) : { sessions: new Map(), hosts: new Set() }),
+    keys: (r) => ("fresh" in r ? op.keys(r.fresh) : emptyKeys()),
     run: async (tx) => {
       const seen = await recall<S>(tx, scope, key, hash);
       if (seen.kind === "conflict") throw new BrainError("idempotency_conflict");

@@ -37,14 +37,6 @@ export function toSession(row: SessionRow): Session {
   };
 }
 
-/**
- * Tells a host connected here that the session's handlers can go. Cancelled calls reach their
- * hosts through the commit's host keys (HostConnection.reconcile), wherever they are connected.
- */
-export function releaseOnHosts(rt: Runtime, sessionId: string, hostId: string | null): void {
-  if (hostId) for (const c of rt.hosts.ofHost(hostId)) c.release(sessionId);
-}
-
 export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.brain;
 
@@ -122,21 +114,18 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 
   app.post("/v1/sessions/:id/end", async (request) => {
     const { id } = parseInput(SessionParamsSchema, request.params);
-    const result = await rt.writer.submit(endSession(id, "ended by request"));
+    // Its host, wherever it is connected, is told to release the handlers (the commit's keys).
+    await rt.writer.submit(endSession(id, "ended by request"));
     const row = await getSession(rt.sql, id);
     if (!row) throw new BrainError("not_found");
-    if (result.ended) releaseOnHosts(rt, id, row.host_id);
     return toSession(row);
   });
 
   app.delete("/v1/sessions/:id", async (request, reply) => {
     const { id } = parseInput(SessionParamsSchema, request.params);
-    const row = await getSession(rt.sql, id);
-    if (!row) throw new BrainError("not_found");
     const result = await rt.writer.submit(deleteSession(id));
     if (!result.deleted) throw new BrainError("not_found");
     rt.actors.get(id)?.stop("ended");
-    releaseOnHosts(rt, id, row.host_id);
     return reply.status(204).send();
   });
 }
