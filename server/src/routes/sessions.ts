@@ -19,7 +19,6 @@ import {
 import type { FastifyInstance } from "fastify";
 import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "../models/credentials.js";
 import { parseInput } from "../plugins/validate.js";
-import type { Runtime } from "../runtime.js";
 import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
 import { checkPlacements, hasHostTools } from "./placements.js";
