@@ -30,17 +30,17 @@ export type RequestFrame = WithoutId<z.infer<typeof ModelFrameSchema> | z.infer<
  * error outcome rather than a lost frame.
  */
 export function encodeFrame(frame: CallFrame | RequestFrame | { type: "ping" }, id: number): string {
-  const text = JSON.stringify({ ...frame, id });
+  return withinFrameLimit(frame.type, JSON.stringify({ ...frame, id }));
+}
+
+/** The serialised frame, or `frame_too_large` (nothing is sent) beyond MAX_FRAME_BYTES. */
+export function withinFrameLimit(type: string, text: string): string {
   const bytes = byteLength(text);
   if (bytes > MAX_FRAME_BYTES) {
-    throw new BrainError(
-      "frame_too_large",
-      `The ${frame.type} frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`,
-      {
-        bytes,
-        limit: MAX_FRAME_BYTES,
-      },
-    );
+    throw new BrainError("frame_too_large", `The ${type} frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`, {
+      bytes,
+      limit: MAX_FRAME_BYTES,
+    });
   }
   return text;
 }

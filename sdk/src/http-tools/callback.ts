@@ -1,11 +1,5 @@
-import {
-  BrainError,
-  byteLength,
-  type CallFrameBody,
-  CallFrameResultSchema,
-  type HttpToolInvocation,
-  MAX_FRAME_BYTES,
-} from "@aexhq/brain-contracts";
+import { BrainError, type CallFrameBody, CallFrameResultSchema, type HttpToolInvocation } from "@aexhq/brain-contracts";
+import { withinFrameLimit } from "../frame-encoding.js";
 import { errorFrom } from "../http-client.js";
 
 export type Callback = HttpToolInvocation["callback"];
@@ -15,19 +9,7 @@ export type Callback = HttpToolInvocation["callback"];
  * Brain server accepts, so an oversize result can become an honest `result_too_large` instead.
  */
 export function encodeCallbackFrame(frame: CallFrameBody): string {
-  const text = JSON.stringify(frame);
-  const bytes = byteLength(text);
-  if (bytes > MAX_FRAME_BYTES) {
-    throw new BrainError(
-      "frame_too_large",
-      `The ${frame.type} frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`,
-      {
-        bytes,
-        limit: MAX_FRAME_BYTES,
-      },
-    );
-  }
-  return text;
+  return withinFrameLimit(frame.type, JSON.stringify(frame));
 }
 
 /**
