@@ -1,19 +1,28 @@
 import { MAX_TIMER_MS } from "./limits.js";
 
 /**
- * Calls `fire` at the epoch-ms instant `at`. Node's timers overflow past 2^31-1 ms (about 24.8
- * days) and would fire at once, so a far deadline is re-armed in steps. Returns the disarm.
+ * Calls `fire` once, when the wall clock reaches `at` (epoch ms). Node's timers overflow past
+ * MAX_TIMER_MS (about 24.8 days) and would fire almost at once, so a far deadline is re-armed in
+ * steps. With `unref`, a pending deadline alone does not keep the process alive (an SDK's socket
+ * does). Returns the disarm.
  */
-export function armAt(at: number, fire: () => void): () => void {
+export function armAt(at: number, fire: () => void, options: { unref?: boolean } = {}): () => void {
   let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
+  let disarmed = false;
+  const check = (): void => {
+    if (disarmed) return;
     const left = at - Date.now();
     if (left <= 0) {
+      disarmed = true;
       fire();
       return;
     }
-    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+    timer = setTimeout(check, Math.min(left, MAX_TIMER_MS));
+    if (options.unref) timer.unref();
   };
-  arm();
-  return () => clearTimeout(timer);
+  check();
+  return () => {
+    disarmed = true;
+    if (timer !== undefined) clearTimeout(timer);
+  };
 }

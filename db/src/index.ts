@@ -67,7 +67,7 @@ export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection 
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
-export { environmentSecret, MODEL_SECRET, readSecret, secretAad } from "./ops/secrets.js";
+export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
   createSession,

@@ -58,6 +58,9 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
   const input = JSON.stringify(records.map((r) => ({ kind: r.kind, payload: r.payload, call: r.call ?? null })));
   const n = records.length;
   const hasRelative = input.includes('"$rel"');
+  // Only appends that start model calls touch the budget table: other appends stay one statement
+  // shorter (they are most of the hot path).
+  const countsModelCalls = records.some((r) => r.kind === "model_call_started");
   const epoch = guard.epoch ?? null;
   const requireActive = guard.requireActive ?? true;
   const touched: CommitKeys = emptyKeys();
@@ -96,13 +99,17 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
           RETURNING seq, kind, created_at,
                     CASE WHEN kind = 'model_call_started' THEN (payload->>'activation')::bigint END AS activation
         ),
-        -- The Agentloop's model calls count against their activation's model-call budget, which
-        -- its tools' calls share (their conditional charge is in tool-model-calls.ts).
-        mb AS (
+        ${
+          countsModelCalls
+            ? // The Agentloop's model calls count against their activation's model-call budget, which
+              // its tools' calls share (their conditional charge is in tool-model-calls.ts).
+              tx`mb AS (
           INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)
           SELECT ${sessionId}, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY activation
           ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
-        ),
+        ),`
+            : tx``
+        }
         c AS (
           INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
                              deadline_at, dispatched_at, ended_at, executor)

@@ -17,3 +17,22 @@ export const MODEL_SECRET = "model";
 export function environmentSecret(name: string): string {
   return `environment:${name}`;
 }
+
+/** A session's stored model configuration and its sealed key, in one read; null: no session. */
+export async function readModel(
+  sql: Sql | TransactionSql,
+  sessionId: string,
+): Promise<{ model: unknown; sealed: Sealed | null } | null> {
+  const [row] = await sql<
+    { model: unknown; key_id: string | null; nonce: Buffer | null; ciphertext: Buffer | null; tag: Buffer | null }[]
+  >`
+    SELECT s.model, k.key_id, k.nonce, k.ciphertext, k.tag
+    FROM sessions s LEFT JOIN session_secrets k ON k.session_id = s.id AND k.name = ${MODEL_SECRET}
+    WHERE s.id = ${sessionId}`;
+  if (!row) return null;
+  const sealed =
+    row.key_id && row.nonce && row.ciphertext && row.tag
+      ? { keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }
+      : null;
+  return { model: row.model, sealed };
+}

@@ -16,8 +16,8 @@ import { callOperation, setupOperation } from "./run.js";
 export interface CallRef {
   sessionId: string;
   seq: number;
-  /** The host the call must be dispatched to, or null when the caller is not a host connection. */
-  hostId: string | null;
+  /** The host the call must be dispatched to: only that host's connections may ask. */
+  hostId: string;
 }
 
 export interface EnvironmentRequest {
@@ -31,7 +31,6 @@ export async function environmentOperation(
   ref: CallRef,
   request: EnvironmentRequest,
 ): Promise<ToolRequestAnswer> {
-  if (ref.hostId === null) throw new BrainError("call_not_found", "Environment control belongs to host tools.");
   const call: HostCall = { sessionId: ref.sessionId, seq: ref.seq, hostId: ref.hostId };
   const context = await environmentCallContext(rt.sql, call.sessionId, call.seq, call.hostId);
   if (!context) throw new BrainError("call_not_found");

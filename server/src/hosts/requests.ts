@@ -1,4 +1,4 @@
-import { BrainError, type HostFrame } from "@aexhq/brain-contracts";
+import type { HostFrame } from "@aexhq/brain-contracts";
 import { environmentOperation } from "../environments/control.js";
 import type { Runtime } from "../runtime.js";
 
@@ -11,9 +11,9 @@ export interface ToolRequestAnswer {
   value: unknown;
 }
 
-/** Who asks: a host connection (hostId) is limited to its own calls. */
+/** Who asks: a host connection, limited to the calls dispatched to its host. */
 export interface Requester {
-  hostId: string | null;
+  hostId: string;
 }
 
 export async function answerToolRequest(
@@ -23,10 +23,8 @@ export async function answerToolRequest(
 ): Promise<ToolRequestAnswer> {
   const call = { sessionId: frame.sessionId, seq: frame.sequence, hostId: who.hostId };
   switch (frame.type) {
-    case "model": {
-      if (who.hostId === null) throw new BrainError("not_supported", "Model calls are made for host connections here.");
-      return rt.toolModels.call({ sessionId: frame.sessionId, seq: frame.sequence, hostId: who.hostId }, frame.request);
-    }
+    case "model":
+      return rt.toolModels.call(call, frame.request);
     case "environment":
       return environmentOperation(rt, call, { operation: frame.operation, name: frame.name, params: frame.params });
   }

@@ -1,4 +1,4 @@
-import { ModelConfigSchema, type ToolPlacement } from "@aexhq/brain-contracts";
+import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { claimSession, getSession, Touch } from "@aexhq/brain-db";
 import { sessionModelConfig } from "../models/credentials.js";
 import type { Runtime } from "../runtime.js";
@@ -75,7 +75,7 @@ export class ActorRegistry {
       const info = {
         id: row.id,
         hostId: row.host_id,
-        model: ModelConfigSchema.parse(await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model)),
+        model: await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model),
         tools: row.tools as ToolPlacement[],
       };
       const actor = new SessionActor(this.rt, info, epoch, (a) => {

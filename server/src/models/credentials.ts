@@ -1,7 +1,8 @@
-import type { CreateSessionBody, ModelConfig } from "@aexhq/brain-contracts";
+import { type CreateSessionBody, type ModelConfig, ModelConfigSchema } from "@aexhq/brain-contracts";
 import {
   environmentSecret,
   MODEL_SECRET,
+  readModel,
   readSecret,
   type Sealed,
   type SecretBox,
@@ -32,18 +33,31 @@ export function sealSessionSecrets(
   return out;
 }
 
-/** The session's model configuration with its key decrypted, for building its provider. */
+/**
+ * The session's model configuration with its key decrypted, for building its provider. `stored`
+ * is sessions.model when the caller has the row; the key is read only for providers that have one.
+ */
 export async function sessionModelConfig(
   sql: Sql,
   box: SecretBox,
   sessionId: string,
   stored: unknown,
 ): Promise<ModelConfig> {
+  if ((stored as { provider?: string }).provider === "scripted") return ModelConfigSchema.parse(stored);
+  return openModelConfig(box, sessionId, stored, await readSecret(sql, sessionId, MODEL_SECRET));
+}
+
+/** The same in one read, for callers without the session row (tools' model calls); null: no session. */
+export async function loadModelConfig(sql: Sql, box: SecretBox, sessionId: string): Promise<ModelConfig | null> {
+  const found = await readModel(sql, sessionId);
+  return found && openModelConfig(box, sessionId, found.model, found.sealed);
+}
+
+function openModelConfig(box: SecretBox, sessionId: string, stored: unknown, sealed: Sealed | null): ModelConfig {
   const config = stored as Record<string, unknown> & { provider: string };
-  if (config.provider === "scripted") return config as ModelConfig;
-  const sealed = await readSecret(sql, sessionId, MODEL_SECRET);
+  if (config.provider === "scripted") return ModelConfigSchema.parse(config);
   if (!sealed) throw new Error(`session ${sessionId} has no stored model credentials`);
-  return { ...config, apiKey: box.open(sealed, secretAad(sessionId, MODEL_SECRET)) } as ModelConfig;
+  return ModelConfigSchema.parse({ ...config, apiKey: box.open(sealed, secretAad(sessionId, MODEL_SECRET)) });
 }
 
 /** What sessions.model keeps: the scripted provider's script, other providers without their key. */

@@ -4,7 +4,6 @@ import {
   byteLength,
   MAX_BODY_BYTES,
   type ModelConfig,
-  ModelConfigSchema,
   type ModelRequest,
   ModelRequestSchema,
   type ModelResult,
@@ -12,14 +11,13 @@ import {
 import {
   endedAmong,
   endToolModelCall,
-  getSession,
   type JournalWriter,
   type SecretBox,
   type Sql,
   startToolModelCall,
   type ToolCallRef,
 } from "@aexhq/brain-db";
-import { sessionModelConfig } from "./credentials.js";
+import { loadModelConfig } from "./credentials.js";
 import { createProvider, ModelCallError, type ProviderResponse } from "./provider.js";
 
 /**
@@ -66,10 +64,6 @@ export class ToolModelCalls {
   private readonly inflight = new Set<InFlight>();
 
   constructor(private readonly deps: ToolModelCallsDeps) {}
-
-  get size(): number {
-    return this.inflight.size;
-  }
 
   async call(ref: ToolCallRef, raw: unknown): Promise<ToolModelAnswer> {
     // Whatever path it came by (a 64 KiB frame, a 1 MiB body, a component's string), one bound.
@@ -173,9 +167,9 @@ export class ToolModelCalls {
   }
 
   private async modelConfig(sessionId: string): Promise<ModelConfig> {
-    const row = await getSession(this.deps.sql, sessionId);
-    if (!row) throw new BrainError("call_not_found", "No such session.");
-    return ModelConfigSchema.parse(await sessionModelConfig(this.deps.sql, this.deps.secrets, sessionId, row.model));
+    const config = await loadModelConfig(this.deps.sql, this.deps.secrets, sessionId);
+    if (!config) throw new BrainError("call_not_found", "No such session.");
+    return config;
   }
 
   /** Journals how a request failed or was stopped, and says so to the tool. */
