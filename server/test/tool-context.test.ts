@@ -1,9 +1,9 @@
 // Tool execution semantics: dispatch (intent before effect, sent once), the run context, and
 // return versus finish. A real Brain (own database, real socket), the public SDK.
 import { Brain, type ToolContext, tool } from "@aexhq/brain";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { startBrain } from "../../testkit/brain.js";
 import { serverTicks as ticks } from "../../testkit/wait.js";
 import {
   callsThenDone,
@@ -12,6 +12,7 @@ import {
   journalOf,
   recordAt,
   recordsOfCall,
+  serverAndClient,
   type ToolCallRow,
   toolCall,
   toolCallsOf,
@@ -19,21 +20,7 @@ import {
   within,
 } from "./tool-harness.js";
 
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain();
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  brain = new Brain({ url: server.url, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
+const { server, client: brain } = serverAndClient();
 
 /** Resolves once this server has completed `n` heartbeat/recovery ticks that started after now. */
 function serverTicks(n: number): Promise<void> {

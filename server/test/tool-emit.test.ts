@@ -1,10 +1,9 @@
 // Tool execution semantics: ctx.emit. Each emission resolves with its committed sequence, one
 // tool's events keep call order, finish waits for what was admitted before it, later emissions are
 // refused, and so are reserved or malformed kinds. A real Brain and the public SDK.
-import { Brain, type ToolContext, tool } from "@aexhq/brain";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type ToolContext, tool } from "@aexhq/brain";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
 import {
   callsThenDone,
   deferred,
@@ -12,24 +11,11 @@ import {
   journalOf,
   recordAt,
   recordsOfCall,
+  serverAndClient,
   within,
 } from "./tool-harness.js";
 
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain();
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  brain = new Brain({ url: server.url, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
+const { server, client: brain } = serverAndClient();
 
 describe("ctx.emit", () => {
   it("resolves with the committed journal sequence of a { call, data } record", async () => {

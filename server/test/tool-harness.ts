@@ -1,8 +1,10 @@
 // Shared helpers of the tool-semantics suites: a real Brain (startBrain), the public SDK, and SQL
 // against the journal. Nothing here sleeps to "wait for" something: conditions are polled with a
 // deadline, and handlers report through promises.
-import type { ModelConfig, Outcome } from "@aexhq/brain";
+import { Brain, type ModelConfig, type Outcome } from "@aexhq/brain";
 import type { Sql } from "@aexhq/brain-db";
+import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { startedBeforeAll, startedBeforeEach } from "../../testkit/fixtures.js";
 import { until } from "../../testkit/wait.js";
 
 export { type Deferred, deferred, until, within } from "../../testkit/wait.js";
@@ -19,6 +21,16 @@ export interface ToolCallRow {
   status: "pending" | "running" | "returned" | "ended";
   outcome: Outcome | { status: "ok" } | null;
   deadline_at: Date | null;
+}
+
+/**
+ * A server for the file's tests (its own database, `env` added to its configuration) and a fresh
+ * SDK client of it for each test, so no test sees another's host connection or handlers.
+ */
+export function serverAndClient(env: Record<string, string> = {}): { server: InProcessBrain; client: Brain } {
+  const server = startedBeforeAll(() => startBrain({ env }));
+  const client = startedBeforeEach(() => new Brain({ url: server.url, token: server.token }));
+  return { server, client };
 }
 
 /** A scripted model: step 1 calls the given tools (in one model step), step 2 answers "done". */

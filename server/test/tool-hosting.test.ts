@@ -5,10 +5,9 @@
 // WebSocket client.
 import { Brain, type ToolContext, tool } from "@aexhq/brain";
 import type { ServerFrame } from "@aexhq/brain-contracts";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
 import {
   callsThenDone,
   deferred,
@@ -16,27 +15,14 @@ import {
   journalOf,
   recordAt,
   recordsOfCall,
+  serverAndClient,
   toolCall,
   toolCallsOf,
   until,
   within,
 } from "./tool-harness.js";
 
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain();
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  brain = new Brain({ url: server.url, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
+const { server, client: brain } = serverAndClient();
 
 function seqOf(journal: JournalRow[], kind: string, call?: number): number[] {
   return journal.filter((r) => r.kind === kind && (call === undefined || r.payload.call === call)).map((r) => r.seq);

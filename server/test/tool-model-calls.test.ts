@@ -1,16 +1,13 @@
 // ctx.model from host tools: the session's provider, the activation's shared model-call budget,
 // the tool's identity as origin, journaling before the answer returns, and requests that are not
 // well-formed. A real Brain (own database, real socket), the public SDK, the scripted provider.
-import { Brain, type ModelResult, tool } from "@aexhq/brain";
+import { type ModelResult, tool } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startBrain } from "../../testkit/brain.js";
-import { startedBeforeAll, startedBeforeEach } from "../../testkit/fixtures.js";
-import { deferred, journalOf, until } from "./tool-harness.js";
+import { deferred, journalOf, serverAndClient, until } from "./tool-harness.js";
 
 const MAX_MODEL_CALLS = 6;
-const server = startedBeforeAll(() => startBrain({ env: { BRAIN_MAX_MODEL_CALLS: String(MAX_MODEL_CALLS) } }));
-const brain = startedBeforeEach(() => new Brain({ url: server.url, token: server.token }));
+const { server, client: brain } = serverAndClient({ BRAIN_MAX_MODEL_CALLS: String(MAX_MODEL_CALLS) });
 
 const originOf = (r: { payload: Record<string, unknown> }) => (r.payload.origin as { type?: string } | undefined)?.type;
 const ask = (content: string) => ({ messages: [{ role: "user" as const, content }] });

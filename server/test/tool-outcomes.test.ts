@@ -1,35 +1,21 @@
 // Tool execution semantics, part 2: outcome envelopes as Brain stores them (journal and
 // brain.tool_calls.outcome), output and input validation, JSON-only values, thrown exceptions,
 // unknown tools and result content. A real Brain and the public SDK.
-import { Brain, type PlacedTool, tool } from "@aexhq/brain";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type PlacedTool, tool } from "@aexhq/brain";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
 import {
   callsThenDone,
   endedCall,
   type JournalRow,
   journalOf,
   recordsOfCall,
+  serverAndClient,
   type ToolCallRow,
   toolCallsOf,
 } from "./tool-harness.js";
 
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain();
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  brain = new Brain({ url: server.url, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
+const { server, client: brain } = serverAndClient();
 
 interface Ran {
   sessionId: string;

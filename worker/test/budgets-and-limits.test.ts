@@ -1,43 +1,27 @@
 // The activation's emission budget and the frame size bound, for components: the same rules, and
 // the same records, as for host tools.
 import { MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { describe, expect, it } from "vitest";
 import {
   answersOf,
   callComponent,
   callRecords,
-  captureLog,
-  createComponentSession,
-  type Harness,
-  inProcessWorker,
-  type RunningWorker,
+  harnessForTests,
+  scriptSession,
   startActivation,
-  startHarness,
   telemetryAnswers,
-  uploadComponent,
   waitForEnd,
+  workerForTests,
 } from "./support.js";
 
 const BUDGET = 400;
 
-let h: Harness;
-let worker: RunningWorker;
-let session: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  worker = await inProcessWorker(h, { maxEmittedBytes: BUDGET });
-  session = await createComponentSession(h, [{ sha256 }]);
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
-});
+const h = harnessForTests();
+const session = scriptSession(h);
 
 describe("budget", () => {
+  workerForTests(h, { maxEmittedBytes: BUDGET });
+
   it("refuses the emission that would pass the budget, journals emission_rejected, and goes on", async () => {
     const seq = await callComponent(h, session, {
       input: {
@@ -79,14 +63,9 @@ describe("budget", () => {
 });
 
 describe("frame size", () => {
-  let big: string;
-  const log = captureLog();
-  beforeAll(async () => {
-    // A worker without a small budget: here only the frame bound matters.
-    await worker.stop();
-    worker = await inProcessWorker(h, { log: log.logger });
-    big = await createComponentSession(h, [{ sha256: (await h.db.sql`SELECT sha256 FROM components`)[0]!.sha256 }]);
-  });
+  // A worker without a small budget (the budget suite's has stopped): here only the frame bound matters.
+  const { log } = workerForTests(h);
+  const big = scriptSession(h);
 
   it("an oversize result passed to finish becomes result_too_large", async () => {
     const seq = await callComponent(h, big, { input: { steps: [{ op: "big", bytes: MAX_FRAME_BYTES }] } });

@@ -1,41 +1,11 @@
 // A component is stopped (its thread terminated, wherever it is) at its deadline, when its call is
 // ended elsewhere, and shortly after it finished if it keeps running; the worker stays healthy.
 import { endCalls } from "@aexhq/brain-db";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
-import {
-  answersOf,
-  type CapturedLog,
-  callComponent,
-  callRecords,
-  captureLog,
-  createComponentSession,
-  type Harness,
-  inProcessWorker,
-  type RunningWorker,
-  startHarness,
-  uploadComponent,
-  waitForEnd,
-} from "./support.js";
+import { answersOf, callComponent, callRecords, scriptWorker, waitForEnd } from "./support.js";
 
-let h: Harness;
-let worker: RunningWorker;
-let log: CapturedLog;
-let session: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  log = captureLog();
-  worker = await inProcessWorker(h, { log: log.logger });
-  session = await createComponentSession(h, [{ sha256 }]);
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
-});
+const { h, log, session } = scriptWorker();
 
 function stopped(seq: number, reason: string) {
   return until(`call ${seq} stopped (${reason})`, () =>

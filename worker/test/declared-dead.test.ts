@@ -1,40 +1,11 @@
 // A worker that a server declared dead while it was in fact alive (a long pause, a partition): its
 // calls were already ended `unknown`, so it stops them, registers again and goes on working.
 import { endCalls } from "@aexhq/brain-db";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
-import {
-  type CapturedLog,
-  callComponent,
-  callRecords,
-  captureLog,
-  createComponentSession,
-  type Harness,
-  inProcessWorker,
-  type RunningWorker,
-  startHarness,
-  uploadComponent,
-  waitForEnd,
-} from "./support.js";
+import { callComponent, callRecords, scriptWorker, waitForEnd } from "./support.js";
 
-let h: Harness;
-let worker: RunningWorker;
-let log: CapturedLog;
-let session: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  log = captureLog();
-  worker = await inProcessWorker(h, { log: log.logger });
-  session = await createComponentSession(h, [{ sha256 }]);
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
-});
+const { h, worker, log, session } = scriptWorker();
 
 it("stops what it ran, registers under a new id, and runs later calls", async () => {
   const firstId = worker.id;

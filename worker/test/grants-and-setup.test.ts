@@ -1,7 +1,7 @@
 // What an Environment grants a component (the session's workspace, read-only, or no filesystem at
 // all) and how setup failures end a call: `setup_failed`, the ordinary tool error path, no retry.
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { testComponent } from "../../testkit/components.js";
 import {
   type Answer,
@@ -9,28 +9,16 @@ import {
   callComponent,
   callRecords,
   createComponentSession,
-  type Harness,
-  inProcessWorker,
-  type RunningWorker,
-  startHarness,
+  harnessForTests,
+  scriptComponent,
   uploadComponent,
   waitForEnd,
+  workerForTests,
 } from "./support.js";
 
-let h: Harness;
-let worker: RunningWorker;
-let script: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  script = await uploadComponent(h.db.sql, await testComponent("script"));
-  worker = await inProcessWorker(h);
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
-});
+const h = harnessForTests();
+const script = scriptComponent(h);
+workerForTests(h);
 
 async function answers(sessionId: string, steps: Record<string, unknown>[]): Promise<Answer[]> {
   const seq = await callComponent(h, sessionId, { input: { steps: [...steps, { op: "finish-answers" }] } });
@@ -44,7 +32,7 @@ const WORKSPACE = { "README.md": "# hello\n", "src/main.ts": "export {};\n", "sr
 describe("workspace: read", () => {
   let session: string;
   beforeAll(async () => {
-    session = await createComponentSession(h, [{ sha256: script, workspace: "read" }], WORKSPACE);
+    session = await createComponentSession(h, [{ sha256: script.sha256, workspace: "read" }], WORKSPACE);
   });
 
   it("preopens the session's workspace as /workspace, readable", async () => {
@@ -98,7 +86,7 @@ describe("workspace: read", () => {
 
 describe("no grant", () => {
   it("means no filesystem at all: no preopens", async () => {
-    const session = await createComponentSession(h, [{ sha256: script }], WORKSPACE);
+    const session = await createComponentSession(h, [{ sha256: script.sha256 }], WORKSPACE);
     const [preopens, read] = await answers(session, [{ op: "preopens" }, { op: "read", path: "README.md" }]);
     expect(preopens).toEqual({ ok: [] });
     expect(read).toEqual({ err: "no-preopen" });
@@ -118,7 +106,7 @@ describe("setup failures", () => {
   }
 
   it("a workspace write grant that got past the server is refused, not downgraded", async () => {
-    const error = await failedSetup(script, "write");
+    const error = await failedSetup(script.sha256, "write");
     expect(error.message).toContain('"write"');
   });
 

@@ -1,51 +1,23 @@
 // Every host function of brain:tool/host, run by a real worker on a real component (built from
 // worker/test/fixtures/script.js), through pg-boss, with the journal records each one writes.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { describe, expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
 import {
   answersOf,
   type CallRow,
-  type CapturedLog,
   callComponent,
   callRecords,
-  captureLog,
-  createComponentSession,
-  type Harness,
-  inProcessWorker,
   type JournalRecord,
-  type RunningWorker,
-  startHarness,
+  scriptWorker,
   telemetryAnswers,
-  uploadComponent,
   waitForEnd,
 } from "./support.js";
 
-let h: Harness;
-let worker: RunningWorker;
-let log: CapturedLog;
-let session: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  log = captureLog();
-  worker = await inProcessWorker(h, { log: log.logger });
-  session = await createComponentSession(
-    h,
-    [{ sha256, options: { depth: 2 } }],
-    {},
-    {
-      provider: "scripted",
-      script: [],
-      toolScript: [{ text: "from the model" }],
-    },
-  );
-}, 180_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
+const { h, log, session } = scriptWorker({
+  session: {
+    options: { depth: 2 },
+    model: { provider: "scripted", script: [], toolScript: [{ text: "from the model" }] },
+  },
 });
 
 type Step = Record<string, unknown> & { op: string };

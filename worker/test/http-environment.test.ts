@@ -5,25 +5,18 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createSession, environmentSecret, SecretBox, secretAad } from "@aexhq/brain-db";
 import postgres from "postgres";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { until } from "../../testkit/wait.js";
-import {
-  callComponent,
-  type Harness,
-  inProcessWorker,
-  type RunningWorker,
-  startHarness,
-  waitForEnd,
-} from "./support.js";
+import { callComponent, harnessForTests, waitForEnd, workerForTests } from "./support.js";
 
-let h: Harness;
-let worker: RunningWorker;
-let api: { url: string; setups: number; issues: string[]; close(): Promise<void> };
+const api = startedBeforeAll(startApi);
+const h = harnessForTests();
+workerForTests(h);
 
-beforeAll(async () => {
-  h = await startHarness();
-  worker = await inProcessWorker(h);
+/** The Environment's API: counts setup requests and keeps the others with their authorization. */
+async function startApi(): Promise<{ url: string; setups: number; issues: string[]; close(): Promise<void> }> {
   const state = { setups: 0, issues: [] as string[] };
   const server = createServer((req, res) => {
     req.resume();
@@ -35,7 +28,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  api = {
+  return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     get setups() {
       return state.setups;
@@ -43,13 +36,7 @@ beforeAll(async () => {
     issues: state.issues,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}, 60_000);
-
-afterAll(async () => {
-  await worker?.stop();
-  await h?.close();
-  await api?.close();
-});
+}
 
 /** A session with one HTTP Environment ("github", with a setup request) and one descriptor tool. */
 async function createHttpSession(): Promise<string> {

@@ -1,32 +1,13 @@
 // Cold and warm latency of a component tool call, end to end through pg-boss: from the commit of
 // tool_call_started with its job to the commit of the call's end, by the database's own clocks.
 // A real worker process; the numbers are printed (run: npx vitest run worker/test/latency.test.ts).
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { expect, it } from "vitest";
 import { type NodeProcess, spawnNode } from "../../testkit/server-process.js";
-import {
-  callComponent,
-  createComponentSession,
-  freshCacheDir,
-  type Harness,
-  startHarness,
-  uploadComponent,
-  waitForEnd,
-} from "./support.js";
+import { callComponent, freshCacheDir, harnessForTests, scriptSession, waitForEnd } from "./support.js";
 
-let h: Harness;
-let session: string;
+const h = harnessForTests();
+const session = scriptSession(h);
 const cacheDir = freshCacheDir();
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  session = await createComponentSession(h, [{ sha256 }]);
-}, 180_000);
-
-afterAll(async () => {
-  await h?.close();
-});
 
 async function spawnWorker(): Promise<NodeProcess> {
   const proc = spawnNode("worker/dist/main.js", {

@@ -2,32 +2,23 @@
 // pending with no job left to run it. Workers enqueue such calls' jobs again.
 import { randomUUID } from "node:crypto";
 import { appendRecords, LOST_JOB_SECONDS } from "@aexhq/brain-db";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { afterAll, expect, it } from "vitest";
 import {
-  createComponentSession,
-  type Harness,
+  harnessForTests,
   inProcessWorker,
   type RunningWorker,
+  scriptSession,
   startActivation,
-  startHarness,
-  uploadComponent,
   waitForEnd,
 } from "./support.js";
 
-let h: Harness;
+const h = harnessForTests();
+const session = scriptSession(h);
+/** Started by the test, once the lost calls are in place. */
 let worker: RunningWorker | undefined;
-let session: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  session = await createComponentSession(h, [{ sha256 }]);
-}, 180_000);
 
 afterAll(async () => {
   await worker?.stop();
-  await h?.close();
 });
 
 /** A pending component call whose job never made it (as if its worker died holding it). */

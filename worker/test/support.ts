@@ -18,7 +18,10 @@ import {
 import { type Logger, type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import type { PgBoss } from "pg-boss";
 import { pino } from "pino";
+import { beforeAll } from "vitest";
+import { testComponent } from "../../testkit/components.js";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { REPO_ROOT } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
@@ -74,8 +77,8 @@ export async function createComponentSession(
   workspace: Record<string, string> = {},
   /** The session's model; tools reach it through the WIT `model` import. */
   model: unknown = { provider: "scripted", script: [] },
+  id: string = randomUUID(),
 ): Promise<string> {
-  const id = randomUUID();
   const placements = tools.map((t) => ({
     name: t.name ?? "tool",
     description: "a test component",
@@ -257,6 +260,70 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
     log: overrides.log ?? captureLog().logger,
   });
+}
+
+/** For each setup hook below: a fresh checkout builds the test component first. */
+const SETUP_MS = 180_000;
+
+/** A harness started before the file's (or suite's) tests and closed after them. */
+export function harnessForTests(): Harness {
+  return startedBeforeAll(startHarness, { timeoutMs: SETUP_MS });
+}
+
+/** The script component (worker/test/fixtures/script.js), stored in h's database before the tests. */
+export function scriptComponent(h: Harness): { sha256: string } {
+  return startedBeforeAll(async () => ({ sha256: await uploadComponent(h.db.sql, await testComponent("script")) }), {
+    stop: () => {},
+    timeoutMs: SETUP_MS,
+  });
+}
+
+export interface ScriptSessionOptions {
+  /** The placement's options (the tool's `options`). */
+  options?: unknown;
+  /** The session's model, as createComponentSession takes it. */
+  model?: unknown;
+}
+
+/**
+ * The id of a session whose one tool ("tool") is the script component, created before the tests.
+ * The id is chosen now, so a file holds it as a plain constant.
+ */
+export function scriptSession(h: Harness, session: ScriptSessionOptions = {}): string {
+  const id = randomUUID();
+  beforeAll(async () => {
+    const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
+    await createComponentSession(h, [{ sha256, options: session.options }], {}, session.model, id);
+  }, SETUP_MS);
+  return id;
+}
+
+/** An in-process worker on h for the tests (stopped after them), logging into `log`. */
+export function workerForTests(
+  h: Harness,
+  overrides: Omit<WorkerOverrides, "log"> = {},
+): { worker: RunningWorker; log: CapturedLog } {
+  const log = captureLog();
+  const worker = startedBeforeAll(() => inProcessWorker(h, { log: log.logger, ...overrides }), {
+    stop: (w) => w.stop(),
+    timeoutMs: SETUP_MS,
+  });
+  return { worker, log };
+}
+
+/**
+ * What most of these files run on: a harness, a session of the script component and an in-process
+ * worker, started before the file's tests and stopped after them (the worker first).
+ */
+export function scriptWorker(options: { session?: ScriptSessionOptions; worker?: Omit<WorkerOverrides, "log"> } = {}): {
+  h: Harness;
+  session: string;
+  worker: RunningWorker;
+  log: CapturedLog;
+} {
+  const h = harnessForTests();
+  const session = scriptSession(h, options.session);
+  return { h, session, ...workerForTests(h, options.worker) };
 }
 
 export type { RunningWorker };

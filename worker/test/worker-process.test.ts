@@ -2,36 +2,23 @@
 // the call to the recovery sweep (`unknown`, `worker_lost`) and nobody runs it again; SIGTERM stops
 // it cleanly; a deadline stops a looping component without harming the process.
 import { endCalls, WORKER_QUEUE } from "@aexhq/brain-db";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { testComponent } from "../../testkit/components.js";
+import { expect, it } from "vitest";
 import { type NodeProcess, spawnNode } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
 import {
   callComponent,
   callRecords,
   callRow,
-  createComponentSession,
-  type Harness,
+  harnessForTests,
   SHARED_CACHE,
-  startHarness,
-  uploadComponent,
+  scriptSession,
   waitForEnd,
 } from "./support.js";
 
 const READY = /^Brain worker ready \(id ([0-9a-f-]{36}),/m;
 
-let h: Harness;
-let session: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-  session = await createComponentSession(h, [{ sha256 }]);
-}, 180_000);
-
-afterAll(async () => {
-  await h?.close();
-});
+const h = harnessForTests();
+const session = scriptSession(h);
 
 async function spawnWorker(): Promise<{ proc: NodeProcess; id: string }> {
   const proc = spawnNode("worker/dist/main.js", {
