@@ -102,6 +102,49 @@ describe("stopping a tool's model request", () => {
     expect(await pending.promise).toMatch(/model_call_stopped|execution_finished/);
   });
 
+  it("stops it when the turn is cancelled (an interruption), and the provider sees the request dropped", async () => {
+    const started = deferred<string>();
+    const waiting = tool({
+      name: "waiting",
+      description: "Waits on the model until the turn is cancelled.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        started.resolve(ctx.sessionId);
+        await ctx.model(ask).catch(() => {});
+      },
+    });
+    provider.reply({ toolCalls: [{ name: "waiting", input: {} }] }, { kind: "hang" });
+    const before = provider.requests.length;
+    const s = await client().sessions.create({ model: model(), tools: [waiting()] });
+    const turn = s.send("go");
+    await started.promise;
+    const [, hung] = await provider.waitForRequests(before + 2).then((all) => all.slice(before));
+    await s.cancel();
+    expect(await turn).toBe("");
+    const end = await toolModelEnd(s.id);
+    expect(end.payload.outcome).toEqual({ status: "cancelled", cause: "call_ended" });
+    await expect(hung!.closed).resolves.toEqual({ completed: false });
+  });
+
+  it("sends the provider exactly what the tool asked: no system prompt, no tools, no response format", async () => {
+    const asked = tool({
+      name: "asked",
+      description: "One bare model call.",
+      input: z.object({}),
+      run: async (_input, ctx) => ctx.finish({ text: (await ctx.model(ask)).text }),
+    });
+    provider.reply({ toolCalls: [{ name: "asked", input: {} }] }, { text: "bare answer" }, { text: "done" });
+    const before = provider.requests.length;
+    const s = await client().sessions.create({ model: model(), tools: [asked()] });
+    await expect(s.send("go")).resolves.toBe("done");
+    const body = provider.requests[before + 1]!.body;
+    // Nothing of the conversation or the session's tools leaks into an independent call.
+    expect(body.messages).toEqual([{ role: "user", content: "slow question" }]);
+    expect(body).not.toHaveProperty("tools");
+    expect(body).not.toHaveProperty("response_format");
+    expect(body.model).toBe("gpt-test");
+  });
+
   it("journals a provider error with its code and rejects the tool's call with it", async () => {
     const code = deferred<string>();
     const limited = tool({
