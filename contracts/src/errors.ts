@@ -70,6 +70,16 @@ export const ERROR_CODES = {
     message: "The call's Environment was not granted model calls (an HTTP Environment's grants.model).",
   },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
+  database_unavailable: {
+    http: 503,
+    scope: "api",
+    message: "Brain cannot reach its database; nothing was written. Retry once /readyz answers ready.",
+  },
+  commit_unknown: {
+    http: 503,
+    scope: "api",
+    message: "The database went away during the commit and did not come back in time: the write may have been kept.",
+  },
   internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
   invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },
   frame_too_large: { http: 413, scope: "api", message: "A WebSocket frame exceeds the frame size limit." },

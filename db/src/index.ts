@@ -1,4 +1,9 @@
 export {
+  type AvailabilityOptions,
+  DatabaseAvailability,
+  isConnectionError,
+} from "./availability.js";
+export {
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,
@@ -15,7 +20,7 @@ export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, t
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
 export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
-export { channelFor, listenForCommits } from "./listener.js";
+export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
 export {
   type Appended,

@@ -1,4 +1,4 @@
-import { MAX_BODY_BYTES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { BrainError, MAX_BODY_BYTES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db";
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
@@ -59,6 +59,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook("preClose", async () => runtime.beginShutdown());
   app.addHook("onClose", async () => runtime.stop());
 
+  // While the database is away every API request would fail anyway: say so at once, not after a
+  // connection timeout. Liveness and readiness stay outside /v1.
+  app.addHook("onRequest", async (request) => {
+    if (request.url.startsWith("/v1/") && !runtime.availability.available) throw new BrainError("database_unavailable");
+  });
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   await app.register(healthRoutes);
   await app.register(hostSocketRoutes);

@@ -55,7 +55,6 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
   const touched: CommitKeys = emptyKeys();
   touched.sessions.set(s.id, Touch.other);
   return {
-    notify: touched,
     keys: () => touched,
     run: (tx) =>
       tx<SessionRow[]>`

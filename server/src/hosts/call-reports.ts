@@ -1,5 +1,13 @@
 import { BrainError, EVENT_KIND_PATTERN, isReservedKind, type Outcome } from "@aexhq/brain-contracts";
-import { appendRecords, type CallAction, type CallRef, type TransitionResult, transitionCall } from "@aexhq/brain-db";
+import {
+  appendRecords,
+  type CallAction,
+  type CallRef,
+  endCalls,
+  type TransitionResult,
+  transitionCall,
+} from "@aexhq/brain-db";
+import { isUnavailable } from "../repairs.js";
 import type { Runtime } from "../runtime.js";
 
 /**
@@ -34,11 +42,23 @@ export function toAction(report: CallReport): CallAction {
  * open for this reporter; the caller says why.
  */
 export async function applyReport(
-  rt: Pick<Runtime, "writer" | "config">,
+  rt: Pick<Runtime, "writer" | "config" | "repairs">,
   ref: CallRef,
   action: CallAction,
 ): Promise<TransitionResult> {
-  const result = await rt.writer.submit(transitionCall(ref, action, rt.config.maxEmittedBytes));
+  const result = await rt.writer.submit(transitionCall(ref, action, rt.config.maxEmittedBytes)).catch((err) => {
+    // The tool has finished, but the database could not take its word for it, and the reporter
+    // never sends the frame again: the call ends `unknown` as soon as the database answers,
+    // rather than staying open with nothing left to end it.
+    if (isUnavailable(err) && endsCall(action)) {
+      const end = endCalls(
+        { sessionId: ref.sessionId, seqs: [ref.seq] },
+        { status: "unknown", cause: "journal_unavailable" },
+      );
+      rt.repairs.add(`call:${ref.sessionId}:${ref.seq}`, () => rt.writer.submit(end));
+    }
+    throw err;
+  });
   if (result.overBudget) {
     const kind = action.type === "emit" ? action.kind : "tool_result";
     await rt.writer.submit(
@@ -52,4 +72,10 @@ export async function applyReport(
     throw new BrainError("budget_exceeded");
   }
   return result;
+}
+
+/** Whether the report, once journaled, would end the call: a finish, or any non-success outcome. */
+function endsCall(action: CallAction): boolean {
+  if (action.type === "emit") return false;
+  return action.type === "finish" || (action.outcome !== undefined && action.outcome.status !== "ok");
 }

@@ -7,6 +7,7 @@ import {
 } from "@aexhq/brain-contracts";
 import { callState, endedAmong } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
+import { toBrainError } from "../plugins/errors.js";
 import type { Runtime } from "../runtime.js";
 import { applyReport, toAction } from "./call-reports.js";
 import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
@@ -127,13 +128,7 @@ export class HostConnection {
       const answer = await answerToolRequest(this.rt, { hostId: this.hostId }, frame);
       this.send({ type: "ack", id: frame.id, sequence: answer.sequence, value: answer.value as never });
     } catch (error) {
-      const e = error instanceof BrainError ? error : null;
-      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host request failed");
-      this.send({
-        type: "reject",
-        id: frame.id,
-        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
-      });
+      this.reject(frame.id, error, "host request failed");
     }
   }
 
@@ -148,14 +143,16 @@ export class HostConnection {
       if (result.ended) this.inflight.delete(`${frame.sessionId}:${frame.sequence}`);
       this.send({ type: "ack", id: frame.id, sequence: result.seq });
     } catch (error) {
-      const e = error instanceof BrainError ? error : null;
-      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host frame failed");
-      this.send({
-        type: "reject",
-        id: frame.id,
-        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
-      });
+      this.reject(frame.id, error, "host frame failed");
     }
+  }
+
+  /** Answers a frame that failed with its documented code; only the unexpected is logged as an error. */
+  private reject(id: number, error: unknown, what: string): void {
+    this.rt.availability.observe(error);
+    const e = toBrainError(error);
+    if (e.code === "internal_error") this.rt.log.error({ err: error, connectionId: this.id }, what);
+    this.send({ type: "reject", id, error: { code: e.code, message: e.message } });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
 import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, rel, type Sql } from "@aexhq/brain-db";
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
+import { isUnavailable } from "../repairs.js";
 import type { Runtime } from "../runtime.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
@@ -111,8 +112,11 @@ export class SessionActor {
         this.deadlines.sync(this.state);
       }
     } catch (error) {
-      this.rt.log.error({ err: error, sessionId: this.session.id }, "agentloop step failed");
-      // Retry later from the journal rather than spin: the next wake or rescan picks it up.
+      // Retry later from the journal rather than spin: the next wake or rescan picks it up (after
+      // an outage, the rescan that follows the database's return).
+      if (!this.rt.availability.observe(error) && !isUnavailable(error)) {
+        this.rt.log.error({ err: error, sessionId: this.session.id }, "agentloop step failed");
+      }
     } finally {
       this.running = false;
     }

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";
 import { bearer, tokenMatches } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
+import { isUnavailable } from "../repairs.js";
 
 const ParamsSchema = z.strictObject({ id: z.uuid() });
 const connectionIds = new WeakMap<FastifyRequest, string>();
@@ -36,10 +37,17 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
       rt.hosts.add(conn);
       conn.start(() => {
         rt.hosts.remove(conn);
-        void rt.writer
-          .submit(endCalls({ connectionId: conn.id }, { status: "unknown", cause: "connection_lost" }))
-          .then(() => closeConnection(rt.sql, conn.id))
-          .catch((err) => rt.log.error({ err, connectionId: conn.id }, "could not record a lost connection"));
+        const recordLoss = () =>
+          rt.writer
+            .submit(endCalls({ connectionId: conn.id }, { status: "unknown", cause: "connection_lost" }))
+            .then(() => closeConnection(rt.sql, conn.id));
+        void recordLoss().catch((err) => {
+          // The database is away: the loss is recorded once it answers again.
+          rt.repairs.add(`connection:${conn.id}`, recordLoss);
+          if (!rt.availability.observe(err) && !isUnavailable(err)) {
+            rt.log.error({ err, connectionId: conn.id }, "could not record a lost connection");
+          }
+        });
       });
       void rt.dispatch.claimFor(conn).catch((err) => rt.log.error({ err }, "claiming pending calls failed"));
     },

@@ -15,8 +15,6 @@ import { idempotencyKey, SessionParamsSchema } from "./params.js";
 function appendMessage(rt: Runtime, sessionId: string, text: string): WriteOp<number> {
   const op = appendRecords(sessionId, [{ kind: "user_message", payload: { text } }]);
   return {
-    // Its only follow-up (explaining a refusal) reads through the pool, not the transaction.
-    notify: op.notify,
     keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
     run: (tx) =>
       op.run(tx).then(async (r) => {
