@@ -9,6 +9,11 @@
  */
 export const ERROR_CODES = {
   unauthorized: { http: 401, scope: "api", message: "Missing or invalid bearer token." },
+  forbidden: {
+    http: 403,
+    scope: "api",
+    message: "An application token may not do this (token administration needs the operator token).",
+  },
   not_found: { http: 404, scope: "api", message: "No such resource." },
   invalid_request: { http: 400, scope: "api", message: "The request body, query or parameters failed validation." },
   body_too_large: { http: 413, scope: "api", message: "The request body exceeds the server's limit." },

@@ -263,6 +263,27 @@ export const RegisteredHostSchema = z.object({
   token: z.string(),
 });
 
+/** Application tokens start with this, so a leaked one is easy to find (and to scan for). */
+export const APP_TOKEN_PREFIX = "brain_app_";
+
+/** POST /v1/tokens (operator only). */
+export const CreateTokenBodySchema = z.strictObject({
+  name: z.string().min(1).max(128).refine(storable, "NUL characters and unpaired surrogates cannot be stored"),
+});
+
+/** An application token as listed: never the token itself, which only its creation shows. */
+export const AppTokenSchema = z.object({
+  id: Uuid,
+  name: z.string(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+
+/** POST /v1/tokens: the token is shown here once; Brain keeps only its SHA-256. */
+export const CreatedTokenSchema = AppTokenSchema.extend({ token: z.string().startsWith(APP_TOKEN_PREFIX) });
+
+export const AppTokenListSchema = z.object({ tokens: z.array(AppTokenSchema) });
+
 /** POST /v1/sessions/:id/cancel: the cancel_requested record. */
 export const CancelTurnResultSchema = z.object({ sequence: z.number().int() });
 /** POST /v1/sessions/:id/calls/:seq/cancel: false when the call had already ended. */
@@ -316,6 +337,8 @@ export const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 
+export type AppToken = z.infer<typeof AppTokenSchema>;
+export type CreatedToken = z.infer<typeof CreatedTokenSchema>;
 export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
 export type EnvironmentSpec = z.infer<typeof EnvironmentSpecSchema>;
 export type EnvironmentPatch = z.infer<typeof EnvironmentPatchSchema>;

@@ -23,6 +23,14 @@ export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
 export {
+  type AppTokenRow,
+  activeAppTokenId,
+  insertAppToken,
+  listAppTokens,
+  revokeAppToken,
+  sessionTokenId,
+} from "./ops/app-tokens.js";
+export {
   type Appended,
   type AppendGuard,
   type AppendResult,

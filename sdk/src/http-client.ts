@@ -14,7 +14,7 @@ export interface RequestSpec<T> {
   allowStatus?: number[];
 }
 
-/** Brain's HTTP API with the operator token: JSON in, validated JSON out, BrainError on failure. */
+/** Brain's HTTP API with a bearer token (operator or application): JSON in, validated JSON out, BrainError on failure. */
 export class HttpClient {
   readonly baseUrl: string;
 

@@ -2,6 +2,8 @@
 // anything not exported here is internal and may change without notice.
 
 export type {
+  AppToken,
+  CreatedToken,
   EnvironmentControl as EnvironmentControlPolicy,
   EnvironmentView,
   ErrorCode,
@@ -47,6 +49,7 @@ export type {
   SessionPage,
   Sessions,
 } from "./sessions.js";
+export type { Tokens } from "./tokens.js";
 export {
   type FactoryOptions,
   type PlacedTool,

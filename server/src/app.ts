@@ -3,7 +3,8 @@ import type { Sql } from "@aexhq/brain-db";
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Config } from "./config.js";
-import { digest, requireOperator } from "./plugins/auth.js";
+import { accessControl } from "./plugins/access.js";
+import { authenticate, digest } from "./plugins/auth.js";
 import { installErrorHandler } from "./plugins/errors.js";
 import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
@@ -14,6 +15,7 @@ import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
 import { messageRoutes } from "./routes/messages.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { tokenRoutes } from "./routes/tokens.js";
 import { type Runtime, startRuntime } from "./runtime.js";
 
 declare module "fastify" {
@@ -70,7 +72,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(callCallbackRoutes);
   await app.register(callModelRoutes);
   await app.register(async (api) => {
-    api.addHook("onRequest", requireOperator(digest(options.apiToken)));
+    // Authentication (operator or application token), then each route's access rule.
+    api.addHook("onRequest", authenticate(digest(options.apiToken), options.sql));
+    accessControl(api);
+    await api.register(tokenRoutes);
     await api.register(hostRoutes);
     await api.register(sessionRoutes);
     await api.register(messageRoutes);
