@@ -88,6 +88,8 @@ const SHARED_ROUTES = [
 const OWN_CREDENTIALS = [
   "GET /healthz",
   "HEAD /healthz",
+  "GET /readyz",
+  "HEAD /readyz",
   "GET /v1/hosts/:id/connect",
   "HEAD /v1/hosts/:id/connect",
   "POST /v1/calls/:sessionId/:sequence/frames",
