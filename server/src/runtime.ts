@@ -7,6 +7,7 @@ import {
   heartbeat,
   JournalWriter,
   listenForCommits,
+  PendingRepairs,
   registerServer,
   SERVER_STALE_SECONDS,
   SecretBox,
@@ -26,7 +27,6 @@ import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
 import { ToolModelCalls } from "./models/tool-model-calls.js";
 import { sweep } from "./recovery.js";
-import { PendingRepairs } from "./repairs.js";
 
 /** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
 export interface Runtime {

@@ -4,10 +4,10 @@ import {
   type CallAction,
   type CallRef,
   endCalls,
+  isUnavailable,
   type TransitionResult,
   transitionCall,
 } from "@aexhq/brain-db";
-import { isUnavailable } from "../repairs.js";
 import type { Runtime } from "../runtime.js";
 
 /**

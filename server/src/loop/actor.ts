@@ -1,7 +1,15 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
-import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, rel, type Sql } from "@aexhq/brain-db";
+import {
+  type Appended,
+  appendRecords,
+  endCalls,
+  isUnavailable,
+  type NewRecord,
+  readRecords,
+  rel,
+  type Sql,
+} from "@aexhq/brain-db";
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
-import { isUnavailable } from "../repairs.js";
 import type { Runtime } from "../runtime.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";

@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
-import { closeConnection, endCalls, hostTokenHash, openConnection } from "@aexhq/brain-db";
+import { closeConnection, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";
 import { bearer, tokenMatches } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
-import { isUnavailable } from "../repairs.js";
 
 const ParamsSchema = z.strictObject({ id: z.uuid() });
 const connectionIds = new WeakMap<FastifyRequest, string>();

@@ -1,12 +1,12 @@
-import { isConnectionError } from "@aexhq/brain-db";
+import { isConnectionError } from "./availability.js";
 
 /**
  * Journal writes that must happen eventually but failed because the database was away: the
  * `unknown` ends of a lost host connection's calls, or of a call whose finishing frame could not
- * be stored. Without them such a call would stay open with nothing left to end it (an unlimited
- * one forever). Each is retried on every heartbeat until it commits; if this process dies first,
- * the recovery sweep of another one ends the same calls, since they sit on this process's
- * connections.
+ * be stored (a server's host frame, a worker's component report). Without them such a call would
+ * stay open with nothing left to end it (an unlimited one forever). Each is retried on every
+ * heartbeat until it commits; if this process dies first, the recovery sweep of another one ends
+ * the same calls, since they sit on this process's connections.
  */
 export class PendingRepairs {
   private readonly work = new Map<string, () => Promise<unknown>>();
