@@ -5,7 +5,7 @@ import {
   type InvokeFrame,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
-import { callState, endedAmong } from "@aexhq/brain-db";
+import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import type { Runtime } from "../runtime.js";
 import { applyReport, toAction } from "./call-reports.js";
@@ -127,13 +127,7 @@ export class HostConnection {
       const answer = await answerToolRequest(this.rt, { hostId: this.hostId }, frame);
       this.send({ type: "ack", id: frame.id, sequence: answer.sequence, value: answer.value as never });
     } catch (error) {
-      const e = error instanceof BrainError ? error : null;
-      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host request failed");
-      this.send({
-        type: "reject",
-        id: frame.id,
-        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
-      });
+      this.reject(frame.id, error, "host request failed");
     }
   }
 
@@ -148,14 +142,20 @@ export class HostConnection {
       if (result.ended) this.inflight.delete(`${frame.sessionId}:${frame.sequence}`);
       this.send({ type: "ack", id: frame.id, sequence: result.seq });
     } catch (error) {
-      const e = error instanceof BrainError ? error : null;
-      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host frame failed");
-      this.send({
-        type: "reject",
-        id: frame.id,
-        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
-      });
+      this.reject(frame.id, error, "host frame failed");
     }
+  }
+
+  /**
+   * Answers a frame that failed with its documented code. A Postgres data exception (a value the
+   * checks before the write missed) is the frame's fault, not the server's: `unstorable_text`.
+   */
+  private reject(id: number, error: unknown, what: string): void {
+    let e = error instanceof BrainError ? error : null;
+    if (!e && isDataException(error)) e = new BrainError("unstorable_text");
+    if (!e) this.rt.log.error({ err: error, connectionId: this.id }, what);
+    const answer = e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" };
+    this.send({ type: "reject", id, error: answer });
   }
 }
 
