@@ -94,6 +94,12 @@ export {
   type ToolCallRef,
 } from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
-export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
+export {
+  assertSchemaName,
+  bossSchemaFor,
+  brainSchemaProblem,
+  quoteIdent,
+  SCHEMA_NAME_PATTERN,
+} from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
 export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";
