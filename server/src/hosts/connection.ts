@@ -3,6 +3,7 @@ import {
   type HostFrame,
   HostFrameSchema,
   type InvokeFrame,
+  MAX_FRAME_BYTES,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
 import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
@@ -39,7 +40,9 @@ export class HostConnection {
   start(onClose: () => void): void {
     this.socket.on("message", (data, isBinary) => {
       this.lastFrameAt = Date.now();
-      this.receive(isBinary ? null : data.toString());
+      const bytes = Array.isArray(data) ? data.reduce((n, b) => n + b.byteLength, 0) : data.byteLength;
+      if (bytes > MAX_FRAME_BYTES) this.refuseOversize(isBinary ? null : data.toString(), bytes);
+      else this.receive(isBinary ? null : data.toString());
     });
     this.socket.on("close", () => {
       this.open = false;
@@ -92,6 +95,18 @@ export class HostConnection {
 
   close(code = 1001, reason = "server shutting down"): void {
     if (this.open) this.socket.close(code, reason);
+  }
+
+  /**
+   * A frame over the limit breaks the protocol: the host is told why (with the frame's id when it
+   * can be read), then the socket closes with 1009. The socket accepts frames up to MAX_BODY_BYTES
+   * so that this answer is possible; `ws` closes on anything larger by itself, also with 1009.
+   */
+  private refuseOversize(text: string | null, bytes: number): void {
+    const message = `The frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`;
+    this.rt.log.warn({ connectionId: this.id, hostId: this.hostId, bytes }, "a host frame over the size limit");
+    this.send({ type: "reject", id: extractId(text), error: { code: "frame_too_large", message } });
+    this.close(1009, "frame_too_large");
   }
 
   private receive(text: string | null): void {
