@@ -7,9 +7,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { z } from "zod";
 import { startBrain } from "../../testkit/brain.js";
+import { startFakeOpenAI } from "../../testkit/fake-providers.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { connectHost, type HostSocket, registerHostOn } from "./host-sockets.js";
-import { createSession, hostTool, postMessage } from "./support.js";
+import { createSession, hostTool, postMessage, request } from "./support.js";
 import { toolCall, until } from "./tool-harness.js";
 
 const brain = startedBeforeAll(() => startBrain());
@@ -148,5 +149,41 @@ describe("the SDK", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("model calls", () => {
+  it("a model's answer with NUL and unpaired surrogates is journaled with U+FFFD; the turn completes", async () => {
+    const openai = await startFakeOpenAI();
+    try {
+      openai.reply({ text: `${NUL} ${HIGH}` });
+      const session = await createSession(brain, {
+        model: { provider: "openai", name: "gpt-test", apiKey: "sk-test", baseUrl: openai.url },
+      });
+      const sent = await request(brain, "POST", `/v1/sessions/${session.id}/messages`, {
+        body: { text: "go", wait: true },
+      });
+      expect(sent.status, sent.text).toBe(201);
+      expect(sent.json, sent.text).toMatchObject({ activation: { status: "completed", text: "a\ufffdb x\ufffdy" } });
+    } finally {
+      await openai.close();
+    }
+  });
+
+  it("a tool's model request with unstorable text is refused invalid_model_request, journaling nothing", async () => {
+    const { socket, call } = await openCall();
+    const before = await recordCount(call.sessionId);
+    const requests = [
+      { messages: [{ role: "user", content: NUL }] },
+      { system: HIGH, messages: [{ role: "user", content: "hi" }] },
+    ];
+    let id = 30;
+    for (const req of requests) {
+      socket.ws.send(JSON.stringify({ type: "model", id, ...call, request: req }));
+      expect(await socket.next()).toMatchObject({ type: "reject", id, error: { code: "invalid_model_request" } });
+      id++;
+    }
+    expect(await recordCount(call.sessionId)).toBe(before);
+    expect((await toolCall(brain.db.sql, call.sessionId, call.sequence))?.status).toBe("running");
   });
 });
