@@ -155,8 +155,13 @@ export class CallReporter {
     const message = `The ${action.type === "emit" ? "event data" : "tool's output"} cannot be stored (${reason}).`;
     if (action.type !== "emit") {
       const outcome = errorOutcome("invalid_output", message);
-      const result = await this.writer.submit(transitionCall(this.call, { type: action.type, outcome }));
-      if (result.seq === null || result.ended) this.markEnded();
+      try {
+        const result = await this.writer.submit(transitionCall(this.call, { type: action.type, outcome }));
+        if (result.seq === null || result.ended) this.markEnded();
+      } catch (error) {
+        this.log.error({ err: error, ...this.call }, "a component's invalid_output could not be recorded");
+        return fail("internal_error", "the journal write failed; it was not recorded");
+      }
     }
     return fail("unstorable_text", message);
   }
