@@ -101,6 +101,12 @@ export const ERROR_CODES = {
     scope: "api",
     message: "The activation's BRAIN_MAX_EMITTED_BYTES budget would be exceeded; the emission was rejected.",
   },
+  unstorable_text: {
+    http: 400,
+    scope: "api",
+    message:
+      "The frame carries text Postgres cannot store (a NUL character or an unpaired UTF-16 surrogate); none of it was stored.",
+  },
   tool_error: { http: 200, scope: "outcome", message: "The tool's function threw an exception." },
   invalid_input: { http: 200, scope: "outcome", message: "The tool input failed the tool's input schema." },
   invalid_output: {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TOOL_NAME_PATTERN } from "./journal.js";
 import { MAX_MESSAGE_CHARS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
 import { OutcomeSchema } from "./outcome.js";
+import { isStorableText } from "./storable.js";
 
 /** Bodies and answers of the HTTP API (`/v1`). Each is the single definition both ends use. */
 
@@ -212,16 +213,12 @@ export const ListSessionsQuerySchema = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
-/** Text Postgres can store: no NUL characters, no unpaired UTF-16 surrogates. */
-const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const storable = (t: string) => !t.includes("\u0000") && !UNPAIRED_SURROGATE.test(t);
-
 export const PostMessageBodySchema = z.strictObject({
   text: z
     .string()
     .min(1)
     .max(MAX_MESSAGE_CHARS)
-    .refine(storable, "NUL characters and unpaired surrogates cannot be stored"),
+    .refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
   /** Hold the request until the activation this message starts has ended. */
   wait: z.boolean().default(false),
 });
@@ -268,7 +265,7 @@ export const APP_TOKEN_PREFIX = "brain_app_";
 
 /** POST /v1/tokens (operator only). */
 export const CreateTokenBodySchema = z.strictObject({
-  name: z.string().min(1).max(128).refine(storable, "NUL characters and unpaired surrogates cannot be stored"),
+  name: z.string().min(1).max(128).refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
 });
 
 /** An application token as listed: never the token itself, which only its creation shows. */

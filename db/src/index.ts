@@ -20,6 +20,7 @@ export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, t
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
 export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
+export { isDataException } from "./errors.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
 export {
@@ -43,6 +44,7 @@ export {
   type CallAction,
   type CallRef,
   emittedBytes,
+  endsCall,
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";
@@ -80,6 +82,7 @@ export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection 
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
+export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
 export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
@@ -106,6 +109,12 @@ export {
 } from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { isUnavailable, PendingRepairs } from "./repairs.js";
-export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
+export {
+  assertSchemaName,
+  bossSchemaFor,
+  brainSchemaProblem,
+  quoteIdent,
+  SCHEMA_NAME_PATTERN,
+} from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
 export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

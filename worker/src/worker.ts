@@ -12,6 +12,7 @@ import {
   JournalWriter,
   listenForCommits,
   migrate,
+  PendingRepairs,
   requeueLostWorkerJobs,
   SecretBox,
   startBoss,
@@ -67,6 +68,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       available ? void checkEnded() : log.warn("database unavailable: journal writes fail until it answers"),
   });
   const writer = new JournalWriter(sql, { channel, origin, availability });
+  const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
   const running = new RunningCalls();
   const cache = new ComponentCache(sql, options.cacheDir);
   const spares = new SparePool();
@@ -104,6 +106,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         identity = await register(sql);
       }
       availability.markAvailable();
+      await repairs.run();
       await checkEnded();
       if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
         const requeued = await requeueLostWorkerJobs(sql, bossReady);
@@ -132,6 +135,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     models,
     workerId: () => identity.workerId,
     log,
+    repairs,
   };
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
   // this worker more than it can run, so other workers get the rest.

@@ -1,5 +1,5 @@
 import { BrainError, ERROR_CODES, type ErrorCode } from "@aexhq/brain-contracts";
-import { isConnectionError } from "@aexhq/brain-db";
+import { isConnectionError, isDataException } from "@aexhq/brain-db";
 import type { FastifyError, FastifyInstance } from "fastify";
 import { ZodError } from "zod";
 
@@ -26,7 +26,7 @@ export function toBrainError(error: unknown): BrainError {
   const e = error as FastifyError;
   // Postgres data exceptions (SQLSTATE class 22: a NUL character, an invalid escape, a value out
   // of range) come from input that passed the schema but cannot be stored: nothing was written.
-  if (typeof e.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && (error as { severity?: string }).severity) {
+  if (isDataException(error)) {
     return new BrainError("invalid_request", "The input contains text or numbers Postgres cannot store.");
   }
   switch (e.code) {
