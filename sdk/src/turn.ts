@@ -41,10 +41,14 @@ export async function awaitTurn(
       failingSince = null;
       for await (const line of ndjsonLines(response.body ?? new ReadableStream())) {
         const event = readEvent(line);
-        // A malformed event would be malformed again after a reconnection: not worth retrying.
-        verdict = event instanceof BrainError ? { error: event } : judge(event, messageSeq);
+        if (event instanceof BrainError) {
+          // A malformed event would be malformed again after a reconnection: not worth retrying.
+          verdict = { error: event };
+          break;
+        }
+        verdict = judge(event, messageSeq);
         if (verdict) break;
-        after = (event as JournalEvent).sequence;
+        after = event.sequence;
         backoff.reset();
       }
     } catch (err) {
