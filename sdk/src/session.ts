@@ -78,7 +78,11 @@ export class Session {
     return awaitTurn(this.#deps.http, this.#path(), answer.sequence, options.signal);
   }
 
-  /** The session's journal from `after`, in order; with `follow`, including later events. */
+  /**
+   * The session's journal from `after`, in order; with `follow`, including later events. Brain
+   * drops a stream whose reader stops reading for BRAIN_STREAM_STALL_MS (30 s by default): an
+   * iteration that pauses longer should resume with `after` set to the last sequence it saw.
+   */
   events(options: EventsOptions = {}): AsyncIterable<JournalEvent> {
     return this.#stream(options);
   }
