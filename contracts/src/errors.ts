@@ -141,6 +141,11 @@ export const ERROR_CODES = {
     scope: "outcome",
     message: "A tool's model request was stopped: the tool finished, was interrupted or reached its deadline.",
   },
+  model_call_lost: {
+    http: 200,
+    scope: "outcome",
+    message: "The server making the turn's model call was lost; its outcome is unknown and it is not replayed.",
+  },
   http_error: {
     http: 200,
     scope: "outcome",
@@ -181,6 +186,11 @@ export const ERROR_CODES = {
     message: "The HTTP tool request has been answered; no work continues beyond its lifetime.",
   },
   request_failed: { http: 0, scope: "sdk", message: "An HTTP request to Brain failed without a Brain error body." },
+  turn_cancelled: {
+    http: 0,
+    scope: "sdk",
+    message: "The turn was cancelled (session.cancel()) or its session ended before it answered.",
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -227,6 +227,8 @@ export const ActivationResultSchema = z.object({
   sequence: z.number().int(),
   status: z.enum(["completed", "cancelled", "failed"]),
   text: z.string(),
+  /** Why a failed activation failed: an error code (e.g. model_budget_exceeded) and a message. */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 
 export const PostMessageResultSchema = z.object({

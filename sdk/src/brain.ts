@@ -12,6 +12,12 @@ export interface BrainOptions {
   token?: string;
   /** A host registered earlier (`brain.credentials()`), to reattach its sessions' tools. */
   credentials?: BrainCredentials;
+  /**
+   * The fetch for Brain's HTTP API, e.g. undici's with a dispatcher of its own (proxy, TLS,
+   * timeouts). Default: the global fetch. No request depends on its timeouts: `send` resumes
+   * its wait when a request is cut.
+   */
+  fetch?: typeof fetch;
 }
 
 const CredentialsSchema = z.strictObject({ hostId: z.uuid(), hostToken: z.string().min(1) });
@@ -46,7 +52,7 @@ export class Brain {
       }
       credentials = parsed.data;
     }
-    const http = new HttpClient(url, token);
+    const http = new HttpClient(url, token, options.fetch);
     this.#host = new HostConnection(http, credentials);
     this.sessions = new Sessions({ http, host: this.#host });
     this.tokens = new Tokens(http);

@@ -21,6 +21,8 @@ export class HttpClient {
   constructor(
     baseUrl: string,
     private readonly token: string,
+    /** The fetch to use: the global one unless the application passed its own (BrainOptions.fetch). */
+    private readonly fetchImpl: typeof fetch = globalThis.fetch,
   ) {
     // Joined by string, not `new URL(path, base)`, so a base with a path prefix keeps it.
     this.baseUrl = baseUrl.replace(/\/+$/, "");
@@ -62,7 +64,7 @@ export class HttpClient {
     if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
     let response: Response;
     try {
-      response = await fetch(this.url(path, spec.query), {
+      response = await this.fetchImpl(this.url(path, spec.query), {
         method,
         headers,
         ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
