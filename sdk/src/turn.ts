@@ -12,7 +12,12 @@ import { readEvent } from "./parse-event.js";
 export const TURN_RECONNECT_WINDOW_MS = 120_000;
 
 /** What a failure while following the journal means for the wait. */
-const TRANSIENT: ReadonlySet<ErrorCode> = new Set(["request_failed", "not_ready", "internal_error"]);
+const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
+  "request_failed",
+  "not_ready",
+  "internal_error",
+  "database_unavailable",
+]);
 
 /** The journal answered the turn: with its text, or with the error `send` rejects with. */
 type Verdict = { text: string } | { error: BrainError };
