@@ -120,7 +120,8 @@ describe("stopping a tool's model request", () => {
     await started.promise;
     const [, hung] = await provider.waitForRequests(before + 2).then((all) => all.slice(before));
     await s.cancel();
-    expect(await turn).toBe("");
+    // A cancelled turn rejects `send` with its cause rather than answering "".
+    await expect(turn).rejects.toMatchObject({ code: "turn_cancelled" });
     const end = await toolModelEnd(s.id);
     expect(end.payload.outcome).toEqual({ status: "cancelled", cause: "call_ended" });
     await expect(hung!.closed).resolves.toEqual({ completed: false });

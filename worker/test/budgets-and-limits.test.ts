@@ -83,7 +83,7 @@ describe("frame size", () => {
     });
     const row = await waitForEnd(h.db.sql, big, seq);
     expect(row.outcome?.error?.code).toBe("result_too_large");
-    const answers = await telemetryAnswers(log);
+    const answers = await telemetryAnswers(log, seq);
     expect(answers[1]!.err).toMatch(/^result_too_large: /);
   });
 

@@ -233,9 +233,13 @@ export function answersOf(row: CallRow): Answer[] {
 }
 
 /** The answers a script step `telemetry-answers` logged (it runs after its call ended). */
-export async function telemetryAnswers(log: CapturedLog): Promise<{ ok?: unknown; err?: string }[]> {
+/**
+ * The host functions' answers a script reported through telemetry, for the call `seq`: the log is
+ * shared by a file's tests, so another call's line could otherwise be found first.
+ */
+export async function telemetryAnswers(log: CapturedLog, seq: number): Promise<{ ok?: unknown; err?: string }[]> {
   const line = await until("answers in telemetry", () =>
-    log.lines.findLast((l) => typeof l.telemetry === "string" && l.telemetry.startsWith("answers:")),
+    log.lines.findLast((l) => typeof l.telemetry === "string" && l.telemetry.startsWith("answers:") && l.seq === seq),
   );
   return JSON.parse((line.telemetry as string).slice("answers:".length)) as { ok?: unknown; err?: string }[];
 }
