@@ -6,7 +6,7 @@ import type { ModelMessage, ModelToolCall } from "../models/provider.js";
  */
 
 interface Published {
-  outcome: { status: string };
+  outcome: { status: string; error?: { code?: unknown; message?: unknown }; cause?: unknown; message?: unknown };
   content?: string;
 }
 
@@ -82,8 +82,24 @@ export interface JournalRecord {
 
 type P = Record<string, unknown>;
 
+/**
+ * One result as the model reads it. `content` represents a result but never replaces its status:
+ * a tool's text for an error (or for output that failed validation) would otherwise read as
+ * success. So the model always gets the status line (an error's code and message, an
+ * interruption's cause) and then the content; without content, the whole outcome.
+ */
 export function renderPublished(r: Published): string {
-  return r.content ?? JSON.stringify(r.outcome);
+  if (r.content === undefined) return JSON.stringify(r.outcome);
+  return `${JSON.stringify(statusOf(r.outcome))}\n${r.content}`;
+}
+
+/** The outcome without its value (the content stands for it) and without error details. */
+function statusOf(outcome: Published["outcome"]): Record<string, unknown> {
+  const head: Record<string, unknown> = { status: outcome.status };
+  if (outcome.error) head.error = { code: outcome.error.code, message: outcome.error.message };
+  if (outcome.cause !== undefined) head.cause = outcome.cause;
+  if (outcome.message !== undefined) head.message = outcome.message;
+  return head;
 }
 
 /** What the model is told about a call when its synchronous phase is over. */
