@@ -154,7 +154,7 @@ describe("caller deadlines", () => {
     // The tool allows a minute, the session an hour: the turn's second is the earliest.
     const w = waiter(60_000);
     const s = await client.sessions.create({
-      model: scripted(callsWaiter, { text: "first" }, callsWaiter, { text: "second" }),
+      model: scripted(callsWaiter, { text: "first" }, callsWaiter, { text: "second" }, callsWaiter, { text: "third" }),
       tools: [w.placed],
       timeoutMs: 3_600_000,
     });
@@ -172,6 +172,13 @@ describe("caller deadlines", () => {
     expectLimit(second, 60_000);
     await (await until("its handler", async () => w.seen.get(second.seq))).finish();
     expect(await next).toBe("second");
+
+    // A relative turn deadline, on the owner's fast path (message, activation and model call in
+    // one commit): resolved when the message was accepted, and journaled with it.
+    expect(await s.send("third", { timeoutMs: 1_000 })).toBe("third");
+    const third = (await endedCalls(brain, s.id, 3))[2]!;
+    const thirdDeadline = (await journaledDeadline(brain, s.id, "user_message", 2))!;
+    expectTimedOutAt(third, thirdDeadline);
   });
 
   it("a session's deadline caps a turn's later one; the HTTP API takes both forms", async () => {
