@@ -139,7 +139,8 @@ export const ERROR_CODES = {
   model_call_stopped: {
     http: 200,
     scope: "outcome",
-    message: "A tool's model request was stopped: the tool finished, was interrupted or reached its deadline.",
+    message:
+      "A tool's model request was stopped (the tool finished, was interrupted or reached its deadline); its outcome is unknown.",
   },
   model_call_lost: {
     http: 200,

@@ -41,7 +41,10 @@ export interface ToolDefinition<
   output?: O;
   /** Validates factory options; without it the factory takes no options besides `env`. */
   options?: P;
-  /** The tool's own run limit in ms (0 = unlimited); the server bounds it by BRAIN_MAX_TOOL_SECS. */
+  /**
+   * The tool's own run limit in ms; absent or 0: none of its own, so a call runs until the earliest
+   * caller deadline (session or turn) or BRAIN_MAX_TOOL_SECS, if any, or unlimited.
+   */
   timeoutMs?: number;
   /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
   run?: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
