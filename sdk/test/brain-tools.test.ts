@@ -71,7 +71,7 @@ export const fine = tool({ name: "fine", description: "d", input, run: () => nul
     expect(stderr).toContain(
       `- tool "not_component" (export notComponent): its component packed.wasm is not a WebAssembly component (a core module, or not WebAssembly)`,
     );
-  });
+  }, 60_000);
 
   it("for a schema that JSON Schema cannot represent", async () => {
     const pkg = toolPackage(
@@ -87,7 +87,7 @@ export const when = tool({ name: "when", description: "d", input: z.object({ at:
     expect(stderr).toContain(
       "- the entry index.js cannot declare its tools (a tool's schema is unrepresentable): when: the input schema cannot be represented as JSON Schema",
     );
-  });
+  }, 60_000);
 
   it("for a component that does not export the brain:tool world (built by brain-tools build)", async () => {
     const pkg = toolPackage(
@@ -124,5 +124,5 @@ describe("brain-tools usage", () => {
     const missing = await brainTools(["check", empty], tmpdir());
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`brain-tools: ${empty} has no readable package.json`);
-  });
+  }, 60_000);
 });
