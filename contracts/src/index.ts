@@ -1,3 +1,4 @@
+export * from "./component-world.js";
 export * from "./deadlines.js";
 export * from "./errors.js";
 export * from "./frames.js";

@@ -78,6 +78,12 @@ export interface Tool<P extends OptionalSchema = OptionalSchema> {
   /** What the output schema produces (io: "output"), or null without an output schema. */
   readonly outputSchema: JsonSchema | null;
   readonly timeoutMs: number | undefined;
+  /**
+   * The component a component tool runs (its executable reference, resolved against the declaring
+   * module's URL), or undefined for run and descriptor tools. `brain-tools check` reads it to make
+   * sure a package ships the file.
+   */
+  readonly component: Component | undefined;
 }
 
 /** A tool configured by its factory and bound to an environment; pass it to `sessions.create`. */
@@ -210,7 +216,13 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
   };
   Object.defineProperty(factory, "name", { value: name });
   return Object.freeze(
-    Object.assign(factory, { description, inputSchema, outputSchema, timeoutMs }),
+    Object.assign(factory, {
+      description,
+      inputSchema,
+      outputSchema,
+      timeoutMs,
+      component: describe ? undefined : (implementation as Component | undefined),
+    }),
   ) as unknown as Tool<P>;
 }
 
