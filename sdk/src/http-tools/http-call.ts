@@ -168,19 +168,18 @@ export class HttpToolCall {
     });
   }
 
-  /** An oversize result is replaced by `result_too_large`; a non-success outcome ends the call. */
+  /**
+   * A non-success outcome ends the call. Brain refuses a result only when the call cannot go on
+   * (the budget, unstorable text): it has then ended the call, so nothing more is sent.
+   */
   private send(type: "result" | "finish", prepared: Prepared): Promise<number> {
-    let { outcome } = prepared;
-    let text: string;
-    try {
-      text = encodeCallbackFrame(frame(type, outcome, prepared.content));
-    } catch (err) {
-      if (!(err instanceof BrainError && err.code === "frame_too_large")) throw err;
-      outcome = errorOutcome("result_too_large", err.message, err.details);
-      text = encodeCallbackFrame(frame(type, outcome, undefined));
-    }
+    const { outcome } = prepared;
+    const text = encodeCallbackFrame(frame(type, outcome, prepared.content));
     if (type === "finish" || (outcome !== undefined && outcome.status !== "ok")) this.state = "ended";
-    return postCallbackFrame(this.invocation.callback, text);
+    return postCallbackFrame(this.invocation.callback, text).catch((err: unknown) => {
+      if (err instanceof BrainError && err.code !== "request_failed") this.state = "ended";
+      throw err;
+    });
   }
 
   private endedError(): BrainError {
