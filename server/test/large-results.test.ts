@@ -9,18 +9,10 @@ import { z } from "zod";
 import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { deferred } from "../../testkit/wait.js";
+import { bigText } from "./big-text.js";
 import { journalOf } from "./environments-support.js";
 
 const MiB = 1024 * 1024;
-
-/**
- * About `bytes` of JSON text, with what JSON escapes (quotes, backslashes, control characters),
- * multi-byte characters and surrogate pairs throughout, so parts split inside all of them.
- */
-export function bigText(bytes: number): string {
-  const unit = 'a"b\\c\u00e9\u{1F600}\n\t<>'; // 19 bytes of JSON
-  return unit.repeat(Math.floor(bytes / 19));
-}
 
 const TEXT = bigText(900 * 1024);
 

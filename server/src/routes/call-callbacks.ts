@@ -68,7 +68,7 @@ async function answerRefusal(
 ): Promise<void> {
   let answer: unknown = error;
   const connectionId = verified.get(request);
-  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE" && connectionId !== undefined) {
+  if (toBrainError(error).code === "body_too_large" && connectionId !== undefined) {
     const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
     const bytes = Number(request.headers["content-length"]) || resultBytesLimit(rt.config.maxEmittedBytes) + 1;
     try {
