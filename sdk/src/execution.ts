@@ -228,9 +228,9 @@ export class Execution {
 
   /**
    * Writes a result-bearing frame (a large one goes out in parts; its only bound is the budget).
-   * Brain refuses one only when the call cannot go on (the budget, unstorable text, the call
-   * already over): it then ends the call on its side, so the execution ends here too, and
-   * ctx.signal aborts with the refusal, which is how a refused `return` becomes visible.
+   * When Brain refuses one because the call cannot go on (see callEndedBy), it has ended the call
+   * on its side, so the execution ends here too, and ctx.signal aborts with the refusal, which is
+   * how a refused `return` becomes visible.
    */
   private sendOutcome(type: "result" | "return" | "finish", prepared: Prepared): Promise<number | null> {
     const { outcome } = prepared;
@@ -242,6 +242,7 @@ export class Execution {
   }
 
   private refused(err: unknown): void {
+    if (!callEndedBy(err)) return;
     this.end();
     if (!this.controller.signal.aborted) {
       this.controller.abort(err instanceof BrainError ? err : new BrainError("call_ended", String(err)));
@@ -279,6 +280,15 @@ export class Execution {
       { sessionId, sequence },
     );
   }
+}
+
+/**
+ * Refusals of a result-bearing frame after which Brain has ended the call (or it was over): the
+ * budget and unstorable text end it with an error outcome in the result's place.
+ */
+export function callEndedBy(err: unknown): boolean {
+  if (!(err instanceof BrainError)) return false;
+  return ["budget_exceeded", "unstorable_text", "call_ended", "call_not_found"].includes(err.code);
 }
 
 function noResult(): Prepared {

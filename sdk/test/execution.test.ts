@@ -403,6 +403,26 @@ describe("frame size", () => {
     await expect(ctx.emit("late", {})).rejects.toMatchObject({ code: "execution_finished" });
   });
 
+  it("a result refused for another reason (Brain kept the call open) leaves the execution open", async () => {
+    let ctx!: ToolContext;
+    const { channel, started, execution } = start(
+      (_i, c) => {
+        ctx = c;
+      },
+      {},
+      { manualAcks: true },
+    );
+    await started;
+    await settle();
+    channel.ack(1); // the return frame
+    const emitted = ctx.emitResult({ n: 1 });
+    await settle();
+    channel.reject(2, new BrainError("invalid_frame"));
+    await expect(emitted).rejects.toMatchObject({ code: "invalid_frame" });
+    expect(execution.ended).toBe(false);
+    expect(ctx.signal.aborted).toBe(false);
+  });
+
   it("rejects an oversize emit with frame_too_large and keeps the call open", async () => {
     let ctx!: ToolContext;
     const { channel, started, execution } = start((_i, c) => {

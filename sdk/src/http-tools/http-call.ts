@@ -8,6 +8,7 @@ import {
 } from "@aexhq/brain-contracts";
 import type { EnvironmentControl, ResultOptions, ToolContext } from "../context.js";
 import { armDeadline } from "../deadline-timer.js";
+import { callEndedBy } from "../execution.js";
 import { normalizeResult } from "../normalize-result.js";
 import { SerialQueue } from "../serial-queue.js";
 import type { ToolRuntime } from "../tool.js";
@@ -169,15 +170,15 @@ export class HttpToolCall {
   }
 
   /**
-   * A non-success outcome ends the call. Brain refuses a result only when the call cannot go on
-   * (the budget, unstorable text): it has then ended the call, so nothing more is sent.
+   * A non-success outcome ends the call, and so does a refusal after which Brain has ended it
+   * (the budget, unstorable text: see callEndedBy), so nothing more is sent.
    */
   private send(type: "result" | "finish", prepared: Prepared): Promise<number> {
     const { outcome } = prepared;
     const text = encodeCallbackFrame(frame(type, outcome, prepared.content));
     if (type === "finish" || (outcome !== undefined && outcome.status !== "ok")) this.state = "ended";
     return postCallbackFrame(this.invocation.callback, text).catch((err: unknown) => {
-      if (err instanceof BrainError && err.code !== "request_failed") this.state = "ended";
+      if (callEndedBy(err)) this.state = "ended";
       throw err;
     });
   }
