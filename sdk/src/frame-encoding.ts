@@ -26,8 +26,8 @@ export type RequestFrame = WithoutId<z.infer<typeof ModelFrameSchema> | z.infer<
 
 /**
  * Serialises a host frame with its id, refusing it (`frame_too_large`, nothing sent) when it
- * would exceed MAX_FRAME_BYTES: the server would reject it, and a result must become an honest
- * error outcome rather than a lost frame.
+ * would exceed MAX_FRAME_BYTES: the server would reject it. For pings and tests; call frames go
+ * through encodeFrameParts.
  */
 export function encodeFrame(frame: CallFrame | RequestFrame | { type: "ping" }, id: number): string {
   return withinFrameLimit(frame.type, JSON.stringify({ ...frame, id }));

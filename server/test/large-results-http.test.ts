@@ -2,7 +2,7 @@
 // socket: tools served over HTTP (their callbacks) and HTTP Environment tools (the worker reads
 // the answer's body). A ~900 KiB result is journaled intact on each; past the budget, the call
 // ends `budget_exceeded`, refused and journaled, rather than `result_too_large` or staying open.
-import { type BrainError, hostEnv, tool, toolHandler } from "@aexhq/brain";
+import { type BrainError, hostEnv, httpTool, tool, toolHandler } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startBrainWithWorker } from "../../testkit/brain-with-worker.js";
@@ -86,5 +86,20 @@ describe("an HTTP Environment tool", () => {
       kind: "tool_result",
       code: "budget_exceeded",
     });
+  });
+});
+
+describe("a v1 httpTool (the body is the result)", () => {
+  const v1 = (path: string) =>
+    httpTool({ name: "v1", description: "d", input: z.object({}), url: `${api.url}${path}` });
+
+  it("a ~900 KiB body is journaled intact", async () => {
+    const { outcome } = await run([v1("/big")], "v1");
+    expect(outcome).toEqual({ status: "ok", value: { text: TEXT } });
+  });
+
+  it("a body larger than the budget ends the call budget_exceeded", async () => {
+    const { outcome } = await run([v1("/huge")], "v1");
+    expect(outcome).toMatchObject({ status: "error", error: { code: "budget_exceeded" } });
   });
 });
