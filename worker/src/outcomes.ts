@@ -60,7 +60,8 @@ export function storableOutcome(checked: Checked): Checked {
  * The outcome's message is the component's own when stderr shows it; the trap is kept in details.
  */
 export function trapOutcome(message: string, details: Record<string, unknown> & { stderr?: string[] }): Outcome {
-  const own = thrownMessage(details.stderr ?? []);
+  // Only an `unreachable` trap is componentize-js reporting an exception; another trap is the trap.
+  const own = /unreachable/.test(message) ? thrownMessage(details.stderr ?? []) : null;
   const text = own === null ? message : own;
   const withTrap = own === null ? details : { ...details, trap: message.slice(0, 1024) };
   return errorOutcome("component_trap", text.slice(0, 8192) || "the component trapped", withTrap);
