@@ -216,6 +216,58 @@ describe("several servers on one database", () => {
   });
 });
 
+describe("a server cut off past the stale window", () => {
+  it("is declared dead by the others, then rejoins: its hosts reconnect and new calls reach them", async () => {
+    const [a, b] = [await server(), await server()];
+    let runs = 0;
+    const quick = tool({
+      name: "quick",
+      description: "Answers at once.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        runs++;
+        return ctx.finish({ n: runs });
+      },
+    });
+    const host = client(a.url);
+    const session = await host.sessions.create({
+      model: scripted(
+        { toolCalls: [{ name: "quick", input: {} }] },
+        { text: "before" },
+        { toolCalls: [{ name: "quick", input: {} }] },
+        { text: "after" },
+      ),
+      tools: [quick()],
+    });
+    await expect(session.send("one")).resolves.toBe("before");
+    // Frozen (as a long pause or a partition would leave it): its heartbeat goes stale, B declares it dead.
+    a.child.kill("SIGSTOP");
+    try {
+      await untilSlow(async () => {
+        const [row] = await db.sql`SELECT stopped_at FROM servers WHERE id = ${a.id}`;
+        return row?.stopped_at !== null;
+      });
+    } finally {
+      a.child.kill("SIGCONT");
+    }
+    // It finds itself declared dead at its next heartbeat and rejoins under the same id.
+    await untilSlow(async () => {
+      const [row] =
+        await db.sql`SELECT stopped_at IS NULL AND heartbeat_at > now() - interval '2 seconds' AS live FROM servers WHERE id = ${a.id}`;
+      return row?.live === true;
+    });
+    // Its host connections were closed by the declaration: the host reconnects and gets a live one,
+    // so a new turn's call (asked through B) is dispatched and answered.
+    const answer = await api<{ activation: { text: string } }>(b.url, `/v1/sessions/${session.id}/messages`, {
+      text: "two",
+      wait: true,
+    });
+    expect(answer.activation.text).toBe("after");
+    expect(runs).toBe(2);
+    expect(a.child.exitCode).toBeNull();
+  });
+});
+
 describe("caller deadlines across servers", () => {
   it("a turn's deadline accepted by one server times the call out after its owner was killed", async () => {
     const [a, b] = [await server(), await server()];
