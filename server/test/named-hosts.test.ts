@@ -214,3 +214,43 @@ describe("named hosts", () => {
     }
   });
 });
+
+describe("named hosts across servers", () => {
+  it("replicas connected to two different servers split a turn's calls, each sent by the server holding its socket", async () => {
+    const other = await startBrain({ db: brain.db });
+    const entered = { a: 0, b: 0 };
+    const holding = (who: "a" | "b") =>
+      tool({
+        name: "lookup",
+        description: "Holds until its signal fires.",
+        input: z.object({ id: z.string(), hold: z.boolean().optional() }),
+        output: z.object({ value: z.string(), replica: z.string() }),
+        run: async (_input, ctx) => {
+          entered[who]++;
+          await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+        },
+      })();
+    const a = new Brain({ url: brain.url, token: brain.token });
+    const b = new Brain({ url: other.url, token: other.token });
+    const frontend = new Brain({ url: brain.url, token: brain.token });
+    try {
+      await a.hosts.serve({ name: "spread", tools: [holding("a")] });
+      await b.hosts.serve({ name: "spread", tools: [holding("b")] });
+      const session = await frontend.sessions.create({
+        model: scripted({ toolCalls: [hold(1), hold(2), hold(3), hold(4)] }, { text: "held" }),
+        tools: [lookupTool()({ env: hostEnv({ name: "spread" }), prefix: "web:" })],
+      });
+      await postMessage(brain, session.id, "go");
+      await until("every call entered", () => entered.a + entered.b === 4);
+      expect(entered).toEqual({ a: 2, b: 2 });
+      const servers = await brain.db.sql<{ server_id: string; n: number }[]>`
+        SELECT hc.server_id, count(*)::int AS n FROM calls c JOIN host_connections hc ON hc.id = c.connection_id
+        WHERE c.session_id = ${session.id} GROUP BY hc.server_id ORDER BY hc.server_id`;
+      expect(servers.map((s) => s.n)).toEqual([2, 2]);
+      await session.end();
+    } finally {
+      await Promise.all([a.close(), b.close(), frontend.close()]);
+      await other.close();
+    }
+  });
+});
