@@ -1,6 +1,7 @@
 import { BrainError } from "@aexhq/brain-contracts";
 import { z } from "zod";
-import { type BrainCredentials, HostConnection, OwnHost } from "./host-connection.js";
+import { HostConnection } from "./host-connection.js";
+import { type BrainCredentials, OwnHost } from "./host-identity.js";
 import { Hosts } from "./hosts.js";
 import { HttpClient } from "./http-client.js";
 import { Sessions } from "./sessions.js";

@@ -32,6 +32,8 @@ export class HostConnection {
    * or a host that names none).
    */
   private readonly attached: Set<string> | null;
+  /** Set when this is a replica of a named host: its calls are claimed by fair share. */
+  readonly replicaId: string | null;
 
   constructor(
     private readonly rt: Runtime,
@@ -43,9 +45,6 @@ export class HostConnection {
     this.replicaId = options.replicaId ?? null;
     this.attached = options.attachedOnly && !this.replicaId ? new Set() : null;
   }
-
-  /** Set when this is a replica of a named host: its calls are claimed by fair share. */
-  readonly replicaId: string | null;
 
   get isOpen(): boolean {
     return this.open;
