@@ -267,7 +267,7 @@ export const ServeHostBodySchema = z.strictObject({
 });
 
 /** A registered replica of a named host; its socket is `GET /v1/replicas/:replicaId/connect`. */
-export const ServedHostSchema = z.object({
+export const RegisteredReplicaSchema = z.object({
   hostId: Uuid,
   replicaId: Uuid,
   /** Shown once; Brain keeps only its SHA-256. */
@@ -384,7 +384,7 @@ export type ActivationResult = z.infer<typeof ActivationResultSchema>;
 export type JournalEvent = z.infer<typeof JournalEventSchema>;
 export type RegisteredHost = z.infer<typeof RegisteredHostSchema>;
 export type ServeHostBody = z.infer<typeof ServeHostBodySchema>;
-export type ServedHost = z.infer<typeof ServedHostSchema>;
+export type RegisteredReplica = z.infer<typeof RegisteredReplicaSchema>;
 export type SessionTools = z.infer<typeof SessionToolsSchema>;
 export type HttpToolInvocation = z.infer<typeof HttpToolInvocationSchema>;
 export type CallFrameBody = z.infer<typeof CallFrameBodySchema>;

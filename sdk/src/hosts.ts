@@ -1,4 +1,4 @@
-import { BrainError, ServedHostSchema, type ToolPlacement } from "@aexhq/brain-contracts";
+import { BrainError, RegisteredReplicaSchema, type ToolPlacement } from "@aexhq/brain-contracts";
 import { APPLICATION_ENV, hostEnv } from "./environment.js";
 import { HostConnection, type HostEndpoint, type HostIdentity } from "./host-connection.js";
 import type { HttpClient } from "./http-client.js";
@@ -108,7 +108,7 @@ class ReplicaIdentity implements HostIdentity {
   async register(): Promise<HostEndpoint> {
     const served = await this.http.request("POST", `/v1/named-hosts/${encodeURIComponent(this.name)}/replicas`, {
       body: { tools: this.tools },
-      schema: ServedHostSchema,
+      schema: RegisteredReplicaSchema,
     });
     this.#endpoint ??= {
       hostId: served.hostId,
