@@ -174,13 +174,18 @@ export async function startRuntime(
       availability.markAvailable();
       await rt.repairs.run();
       await rt.toolModels.stopEnded();
-      // The backstop of named hosts' fair shares: a share left for a replica whose server missed
-      // the notification, or that is gone, is taken by the others within a heartbeat.
-      for (const conn of rt.hosts.all()) if (conn.replicaId !== null) await rt.dispatch.claimFor(conn);
       // After an outage every process's heartbeat is stale at once: only one that has itself been
       // beating for a whole stale window may judge another dead, or the first server back would
       // declare every other one dead and end all their calls.
       await sweep(rt, availability.upFor() > (SERVER_STALE_SECONDS + 1) * 1000);
+      // The backstop of named hosts' fair shares: a share left for a replica whose server missed
+      // the notification, or that is gone, is taken by the others within a heartbeat.
+      for (const conn of rt.hosts.all()) {
+        if (conn.replicaId === null) continue;
+        await rt.dispatch.claimFor(conn).catch((err) => {
+          if (!availability.observe(err)) log.warn({ err }, "claiming a named host's calls failed");
+        });
+      }
     } catch (err) {
       if (!availability.observe(err)) log.warn({ err }, "heartbeat or recovery sweep failed");
     } finally {
