@@ -215,6 +215,43 @@ describe("named hosts", () => {
   });
 });
 
+describe("a session mixing its own host and a named host", () => {
+  it("serves lookup() from the creating client and hostEnv tools from the named host's replica", async () => {
+    const frontend = new Brain({ url: brain.url, token: brain.token });
+    const server = new Brain({ url: brain.url, token: brain.token });
+    const where = (who: string) =>
+      tool({
+        name: `where_${who}`,
+        description: "Says which process ran it.",
+        input: z.object({}),
+        run: (_input, ctx) => ctx.finish({ ranIn: who }),
+      });
+    try {
+      await server.hosts.serve({ name: "mixed", tools: [where("named")()] });
+      const session = await frontend.sessions.create({
+        model: scripted(
+          {
+            toolCalls: [
+              { name: "where_own", input: {} },
+              { name: "where_named", input: {} },
+            ],
+          },
+          { text: "both ran" },
+        ),
+        tools: [where("own")(), where("named")({ env: hostEnv({ name: "mixed" }) })],
+      });
+      expect(session.info.hostId).toBe(frontend.credentials()?.hostId);
+      await expect(session.send("go")).resolves.toBe("both ran");
+      expect((await calls(session.id)).map((c) => c.outcome)).toEqual([
+        { status: "ok", value: { ranIn: "own" } },
+        { status: "ok", value: { ranIn: "named" } },
+      ]);
+    } finally {
+      await Promise.all([frontend.close(), server.close()]);
+    }
+  });
+});
+
 describe("named hosts across servers", () => {
   it("replicas connected to two different servers split a turn's calls, each sent by the server holding its socket", async () => {
     const other = await startBrain({ db: brain.db });
