@@ -1,40 +1,29 @@
-// `npm pack` of a workspace package, as a release does. Packing the SDK rewrites one module of
-// sdk/dist for the moment of packing (its prepack and postpack), so packs of this checkout take
-// turns: a lock directory next to the checkout's node_modules, taken by mkdir.
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+// `npm pack` of the SDK, as `npm pack -w sdk` does it (the same package.json, prepack and postpack),
+// but from a copy of sdk/ beside a copy of contracts/dist: the pack rewrites one module of the
+// packed dist for its duration, and test files running meanwhile load this checkout's sdk/dist.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { runOk } from "./commands.js";
 import { REPO_ROOT } from "./server-process.js";
 
-const LOCK = join(REPO_ROOT, "node_modules", ".brain-pack.lock");
-
-/** Packs workspace `workspace` (e.g. "sdk") into `destination`; resolves with the tarball's path. */
-export async function packWorkspace(workspace: string, destination: string): Promise<string> {
-  mkdirSync(destination, { recursive: true });
-  await takeLock();
-  try {
-    const before = new Set(readdirSync(destination));
-    await runOk("npm", ["pack", "--pack-destination", destination, "-w", workspace], REPO_ROOT);
-    const made = readdirSync(destination).filter((f) => f.endsWith(".tgz") && !before.has(f));
-    if (made.length !== 1) throw new Error(`npm pack -w ${workspace} made ${made.join(", ") || "nothing"}`);
-    return join(destination, made[0] as string);
-  } finally {
-    rmSync(LOCK, { recursive: true, force: true });
-  }
+export interface PackedSdk {
+  tarball: string;
+  /** The copy of sdk/ it was packed from, after the pack (its postpack has run). */
+  packedFrom: string;
 }
 
-async function takeLock(): Promise<void> {
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      // A lock older than any pack takes is left by a killed run.
-      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 120_000) rmSync(LOCK, { recursive: true, force: true });
-      await sleep(200);
-    }
-  }
+/** Packs the SDK into `destination`. */
+export async function packSdk(destination: string): Promise<PackedSdk> {
+  mkdirSync(destination, { recursive: true });
+  const stage = mkdtempSync(join(tmpdir(), "brain-pack-sdk-"));
+  const sdk = join(stage, "sdk");
+  cpSync(join(REPO_ROOT, "sdk"), sdk, { recursive: true, filter: (src) => !src.includes("node_modules") });
+  cpSync(join(REPO_ROOT, "contracts", "dist"), join(stage, "contracts", "dist"), { recursive: true });
+  cpSync(join(REPO_ROOT, "contracts", "package.json"), join(stage, "contracts", "package.json"));
+  const before = new Set(readdirSync(destination));
+  await runOk("npm", ["pack", "--pack-destination", destination], sdk);
+  const made = readdirSync(destination).filter((f) => f.endsWith(".tgz") && !before.has(f));
+  if (made.length !== 1) throw new Error(`npm pack of the SDK made ${made.join(", ") || "nothing"}`);
+  return { tarball: join(destination, made[0] as string), packedFrom: sdk };
 }

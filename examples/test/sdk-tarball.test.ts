@@ -1,6 +1,6 @@
-// The SDK as a user gets it: `npm pack -w sdk`, then that one tarball and zod from the registry
-// installed into an empty directory (nothing else of this repository), and the README's lookup
-// example run from there against a real Brain server process.
+// The SDK as a user gets it: `npm pack` of sdk/ (from a copy, see testkit/pack.ts), then that one
+// tarball and zod from the registry installed into an empty directory (nothing else of this
+// repository), and the README's lookup example run from there against a real Brain server process.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,16 +8,18 @@ import { beforeAll, expect, it } from "vitest";
 import { spawnBrain } from "../../testkit/brain.js";
 import { runOk } from "../../testkit/commands.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
-import { packWorkspace } from "../../testkit/pack.js";
+import { packSdk } from "../../testkit/pack.js";
 import { REPO_ROOT } from "../../testkit/server-process.js";
 import { printedJournal, runExample } from "./support.js";
 
 const work = mkdtempSync(join(tmpdir(), "brain-sdk-tarball-"));
 const app = join(work, "app");
-let tarball = "";
+let packedFrom = "";
 
 beforeAll(async () => {
-  tarball = await packWorkspace("sdk", join(work, "tarballs"));
+  const packed = await packSdk(join(work, "tarballs"));
+  packedFrom = packed.packedFrom;
+  const tarball = packed.tarball;
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   await runOk("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball, "zod@^4.1.0"], app);
@@ -35,9 +37,13 @@ it("installs alone: no workspace package among its dependencies, zod a peer, con
   expect(existsSync(join(installed, "LICENSE"))).toBe(true);
   expect(existsSync(join(installed, "dist", "vendor", "brain-contracts", "index.js"))).toBe(true);
   expect(existsSync(join(app, "node_modules", "@aexhq", "brain-contracts"))).toBe(false);
-  // The checkout's own SDK is back to importing the workspace package once the pack is done.
-  expect(readFileSync(join(REPO_ROOT, "sdk", "dist", "contracts.js"), "utf8")).toContain('"@aexhq/brain-contracts"');
-  expect(existsSync(join(REPO_ROOT, "sdk", "dist", "vendor"))).toBe(false);
+  // After the pack (postpack), the packed directory imports the workspace package again, byte for byte.
+  for (const file of ["contracts.js", "contracts.d.ts"]) {
+    expect(readFileSync(join(packedFrom, "dist", file), "utf8")).toBe(
+      readFileSync(join(REPO_ROOT, "sdk", "dist", file), "utf8"),
+    );
+  }
+  expect(existsSync(join(packedFrom, "dist", "vendor"))).toBe(false);
 });
 
 it("runs the README's lookup example from the installed tarball", async () => {
