@@ -92,6 +92,12 @@ export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } fr
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
+export {
+  appliedSchemaVersion,
+  expectedSchemaVersion,
+  type SchemaVersions,
+  schemaVersions,
+} from "./ops/schema-version.js";
 export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
