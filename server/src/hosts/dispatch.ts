@@ -2,7 +2,7 @@ import { errorOutcome } from "@aexhq/brain-contracts";
 import { type Appended, claimNamedCalls, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
 import type { SessionInfo } from "../loop/actor.js";
 import { callDeadline } from "../loop/call-deadline.js";
-import type { ModelToolCall } from "../models/provider.js";
+import type { ModelToolCall } from "../models/types.js";
 import type { Runtime } from "../runtime.js";
 import type { HostConnection } from "./connection.js";
 

@@ -9,7 +9,8 @@ import {
   rel,
   type Sql,
 } from "@aexhq/brain-db";
-import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
+import { createProvider } from "../models/provider.js";
+import { ModelCallError, type ModelProvider, type ProviderResponse } from "../models/types.js";
 import type { Runtime } from "../runtime.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
