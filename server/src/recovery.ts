@@ -1,12 +1,14 @@
 import { endCalls, endOrphanedToolModelCalls, orphanedSessions } from "@aexhq/brain-db";
-import type { Runtime } from "./runtime.js";
+import type { Services } from "./services.js";
+
+export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors">;
 
 /**
  * Crash recovery, run every heartbeat by every server. A server whose heartbeat went stale is
  * declared dead: every call dispatched on its host connections ends `unknown` (nobody can know
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
-export async function sweep(rt: Runtime, mayDeclareDead: boolean): Promise<void> {
+export async function sweep(rt: RecoveryDeps, mayDeclareDead: boolean): Promise<void> {
   const dead = !mayDeclareDead
     ? []
     : await rt.sql<{ id: string; kind: string }[]>`

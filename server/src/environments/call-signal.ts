@@ -5,7 +5,7 @@
  */
 import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
 import { callState, Touch } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import type { HostCall } from "./journal.js";
 
 export interface CallSignal {
@@ -13,7 +13,11 @@ export interface CallSignal {
   dispose(): void;
 }
 
-export function callSignal(rt: Runtime, call: HostCall, deadline: number | null): CallSignal {
+export function callSignal(
+  rt: Pick<Services, "bus" | "closing" | "sql">,
+  call: HostCall,
+  deadline: number | null,
+): CallSignal {
   const controller = new AbortController();
   const stop = (why: string) => {
     if (!controller.signal.aborted) controller.abort(new Error(why));

@@ -6,12 +6,15 @@
  */
 import { BrainError, type EnvironmentOperation } from "@aexhq/brain-contracts";
 import { environmentCallContext } from "@aexhq/brain-db";
-import type { ToolRequestAnswer } from "../hosts/requests.js";
-import type { Runtime } from "../runtime.js";
+import type { ToolRequestAnswer } from "../hosts/link.js";
+import type { Services } from "../services.js";
 import { authorize } from "./authorize.js";
 import { type HostCall, isJournaled, journalRefusal } from "./journal.js";
 import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from "./manage.js";
 import { callOperation, setupOperation } from "./run.js";
+
+/** What ctx.environments operations use: the journal, the Environments' tables and secrets, the call's stop signal. */
+export type EnvironmentControlDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;
 
 export interface CallRef {
   sessionId: string;
@@ -27,7 +30,7 @@ export interface EnvironmentRequest {
 }
 
 export async function environmentOperation(
-  rt: Runtime,
+  rt: EnvironmentControlDeps,
   ref: CallRef,
   request: EnvironmentRequest,
 ): Promise<ToolRequestAnswer> {

@@ -18,7 +18,7 @@ import {
   type TransitionResult,
   transitionCall,
 } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 
 /**
  * What a tool reports about its open call, from a host's WebSocket frame or an HTTP tool's
@@ -53,7 +53,7 @@ export function toAction(report: CallReport): CallAction {
  * for this reporter; the caller says why.
  */
 export async function applyReport(
-  rt: Pick<Runtime, "writer" | "config" | "repairs">,
+  rt: Pick<Services, "writer" | "config" | "repairs">,
   ref: CallRef,
   action: CallAction,
 ): Promise<TransitionResult> {
@@ -89,7 +89,7 @@ export async function applyReport(
  * small error), so that nothing waits for a deadline that may never come.
  */
 export async function refuseOverBudget(
-  rt: Pick<Runtime, "writer">,
+  rt: Pick<Services, "writer">,
   ref: CallRef,
   action: CallAction,
   bytes: number,
@@ -111,7 +111,7 @@ export async function refuseOverBudget(
  * are for the caller to tell).
  */
 export async function refuseOversizeResult(
-  rt: Pick<Runtime, "writer">,
+  rt: Pick<Services, "writer">,
   ref: CallRef,
   bytes: number,
 ): Promise<TransitionResult> {
@@ -137,7 +137,7 @@ export function unstorableIn(action: CallAction): string | null {
  * says, so the call does end.
  */
 async function refuseUnstorable(
-  rt: Pick<Runtime, "writer">,
+  rt: Pick<Services, "writer">,
   ref: CallRef,
   action: CallAction,
   where: string,

@@ -9,10 +9,13 @@ import {
 import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import { toBrainError } from "../plugins/errors.js";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import { applyReport, refuseOversizeResult, toAction } from "./call-reports.js";
 import { PartCollector, type PartStep } from "./frame-parts.js";
-import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
+import { answerToolRequest, type ToolRequestDeps, type ToolRequestFrame } from "./requests.js";
+
+/** Frames touch the journal, the tables, model calls and Environments; claims go through the dispatcher. */
+export type ConnectionDeps = ToolRequestDeps & Pick<Services, "availability" | "log" | "dispatch" | "repairs">;
 
 /** Frames that report on a call (the journal transitions of connection and worker alike). */
 type CallFrame = Extract<HostFrame, { type: "emit" | "result" | "return" | "finish" }>;
@@ -38,7 +41,7 @@ export class HostConnection {
   readonly replicaId: string | null;
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: ConnectionDeps,
     private readonly socket: WebSocket,
     readonly id: string,
     readonly hostId: string,

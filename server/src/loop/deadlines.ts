@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
 import { endCalls } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import type { LoopState } from "./state.js";
 
 /**
@@ -12,7 +12,7 @@ export class DeadlineTimers {
   private readonly timers = new Map<number, NodeJS.Timeout>();
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: Pick<Services, "log" | "writer">,
     private readonly sessionId: string,
   ) {}
 
