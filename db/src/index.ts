@@ -48,6 +48,8 @@ export {
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";
+export { componentBytes, componentExists, missingComponents, storeComponent } from "./ops/components.js";
+export { closeServerConnections, declareDeadServers } from "./ops/dead-servers.js";
 export {
   type ClaimedWorkerCall,
   claimPendingCalls,
@@ -90,7 +92,15 @@ export {
 } from "./ops/named-hosts.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
-export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
+export {
+  callExists,
+  callState,
+  endedAmong,
+  type RecordRow,
+  readRecords,
+  type TurnState,
+  turnState,
+} from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
 export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
@@ -117,6 +127,7 @@ export {
   type ToolCallRef,
 } from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
+export { readWorkspaceFiles } from "./ops/workspace.js";
 export { isUnavailable, PendingRepairs } from "./repairs.js";
 export {
   assertSchemaName,
