@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CommitListener,
   channelFor,
@@ -25,7 +26,6 @@ import { HostRegistry } from "./hosts/registry.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
-import { ToolModelCalls } from "./models/tool-model-calls.js";
 import { sweep } from "./recovery.js";
 import type { Services } from "./services.js";
 

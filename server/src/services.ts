@@ -6,6 +6,8 @@
  * one that does, so no import circle runs through it. The two services that do take services,
  * the dispatcher and the actors, appear here as the interfaces their users call.
  */
+
+import type { ModelToolCall, ToolModelCalls } from "@aexhq/brain-core/models";
 import type {
   Appended,
   DatabaseAvailability,
@@ -24,8 +26,6 @@ import type { HostRegistry } from "./hosts/registry.js";
 import type { DeadlineJobs } from "./loop/deadline-jobs.js";
 import type { SessionInfo } from "./loop/session-info.js";
 import type { TurnNotices } from "./loop/turns.js";
-import type { ToolModelCalls } from "./models/tool-model-calls.js";
-import type { ModelToolCall } from "./models/types.js";
 
 /** Routes tool calls to hosts (hosts/dispatch.ts). */
 export interface CallDispatch {

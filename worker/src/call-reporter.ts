@@ -20,6 +20,7 @@ import {
   toStorable,
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
+import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CallAction,
   endCalls,
@@ -32,7 +33,6 @@ import {
   refuseEmission,
   transitionCall,
 } from "@aexhq/brain-db";
-import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { Logger } from "./log.js";
 import { type Checked, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
 import { checkedOutcome } from "./output-schema.js";

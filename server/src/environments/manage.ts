@@ -10,6 +10,7 @@ import {
   EnvironmentSpecSchema,
   type EnvironmentView,
 } from "@aexhq/brain-contracts";
+import { openEnvironment } from "@aexhq/brain-core/environments";
 import {
   deleteEnvironment,
   type EnvironmentConfig,
@@ -28,7 +29,6 @@ import type { ToolRequestAnswer } from "../hosts/link.js";
 import type { Services } from "../services.js";
 import type { Grant } from "./authorize.js";
 import { failed, type HostCall, journal, journaledError, OK, type OperationRequest, recordPayload } from "./journal.js";
-import { openEnvironment } from "./loaded.js";
 import { environmentView, fitsAck } from "./views.js";
 
 type ManageDeps = Pick<Services, "sql" | "writer" | "secrets">;

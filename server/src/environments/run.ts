@@ -11,15 +11,14 @@ import {
   toStorable,
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
+import { invokeInEnvironment, setupNow } from "@aexhq/brain-core/environments";
 import { readEnvironment } from "@aexhq/brain-db";
 import { z } from "zod";
 import type { ToolRequestAnswer } from "../hosts/link.js";
 import type { Services } from "../services.js";
 import { callSignal } from "./call-signal.js";
-import { invokeInEnvironment } from "./invoke.js";
 import { failed, type HostCall, journal, journaledError, OK, type OperationRequest, recordPayload } from "./journal.js";
 import { notFound } from "./manage.js";
-import { setupNow } from "./setup.js";
 import { environmentView, fitsAck } from "./views.js";
 
 type RunDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;

@@ -1,8 +1,8 @@
 import { errorOutcome } from "@aexhq/brain-contracts";
+import type { ModelToolCall } from "@aexhq/brain-core/models";
 import { type Appended, claimNamedCalls, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
 import { callDeadline } from "../loop/call-deadline.js";
 import type { SessionInfo } from "../loop/session-info.js";
-import type { ModelToolCall } from "../models/types.js";
 import type { Services } from "../services.js";
 import type { HostLink } from "./link.js";
 

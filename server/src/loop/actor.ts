@@ -1,3 +1,4 @@
+import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "@aexhq/brain-core/models";
 import {
   type Appended,
   appendRecords,
@@ -8,8 +9,6 @@ import {
   rel,
   type Sql,
 } from "@aexhq/brain-db";
-import { createProvider } from "../models/provider.js";
-import { ModelCallError, type ModelProvider, type ProviderResponse } from "../models/types.js";
 import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";

@@ -1,6 +1,6 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
+import { sessionModelConfig } from "@aexhq/brain-core/models";
 import { claimSession, getSession, sessionNamedHosts, Touch } from "@aexhq/brain-db";
-import { sessionModelConfig } from "../models/credentials.js";
 import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 

@@ -1,6 +1,6 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
+import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import type { ClaimedWorkerCall, JournalWriter, PendingRepairs, SecretBox, Sql } from "@aexhq/brain-db";
-import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { CallReporter } from "../call-reporter.js";
 import type { ComponentCache } from "../component-cache.js";
 import type { Logger } from "../log.js";
