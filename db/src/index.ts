@@ -56,7 +56,7 @@ export {
   claimWorkerCall,
   type DispatchedCall,
 } from "./ops/dispatch.js";
-export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
+export { type EndCallsFilter, type EndedCall, endCalls, endOverdueCalls, timeOutCall } from "./ops/end-calls.js";
 export {
   ENVIRONMENT_OPERATION_KIND,
   type EnvironmentOperationResult,

@@ -5,6 +5,7 @@ import {
   channelFor,
   DatabaseAvailability,
   endCalls,
+  endOverdueCalls,
   heartbeat,
   JournalWriter,
   listenForCommits,
@@ -71,7 +72,7 @@ export async function startRuntime(
       // Whatever failed to commit meanwhile is found again from the tables.
       bus.rescan();
       void writer
-        .submit(endCalls({ deadlineBefore: new Date() }, { status: "timeout", cause: "deadline" }))
+        .submit(endOverdueCalls())
         .catch((err) => log.warn({ err }, "ending overdue calls after the outage failed"));
     },
   });

@@ -6,7 +6,7 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { claimWorkerCall, endCalls } from "@aexhq/brain-db";
+import { claimWorkerCall, timeOutCall } from "@aexhq/brain-db";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import { runComponent } from "./drivers/component.js";
 import type { Driver, InvocationDeps } from "./drivers/driver.js";
@@ -33,10 +33,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
     deps.models,
     deps.repairs,
   );
-  const timeout = () =>
-    deps.writer.submit(
-      endCalls({ sessionId: job.sessionId, seqs: [job.seq] }, { status: "timeout", cause: "deadline" }),
-    );
+  const timeout = () => deps.writer.submit(timeOutCall(job.sessionId, job.seq));
   reporter.onEnded = () => setTimeout(() => running.stop("ended"), AFTER_END_GRACE_MS).unref();
 
   // An invocation whose deadline passed before it got here never runs.
