@@ -2,6 +2,7 @@
  * The configuration side of ctx.environments: list, get, create, update, delete. Each change is
  * made in the same transaction as its journal record, while the call is held open.
  */
+
 import { isDeepStrictEqual } from "node:util";
 import {
   BrainError,
@@ -9,6 +10,7 @@ import {
   type EnvironmentSpec,
   EnvironmentSpecSchema,
   type EnvironmentView,
+  issuesText,
 } from "@aexhq/brain-contracts";
 import { openEnvironment } from "@aexhq/brain-core/environments";
 import {
@@ -174,7 +176,7 @@ function sameHeaders(
 function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ");
+  const issues = issuesText(parsed.error, { root: "params" });
   throw new BrainError("invalid_request", `Invalid environment: ${issues}`.slice(0, 2048));
 }
 

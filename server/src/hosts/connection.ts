@@ -3,6 +3,7 @@ import {
   type HostFrame,
   HostFrameSchema,
   type InvokeFrame,
+  issuesText,
   MAX_FRAME_BYTES,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
@@ -145,8 +146,7 @@ export class HostConnection {
     try {
       if (text === null) throw new Error("binary frames are not accepted");
       const parsed = HostFrameSchema.safeParse(JSON.parse(text));
-      if (!parsed.success)
-        throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+      if (!parsed.success) throw new Error(issuesText(parsed.error));
       frame = parsed.data;
       if (whole && !assembledAsNamed(frame, whole.part)) {
         throw new Error("parts must carry one result, return or finish frame of their id, session and sequence");
