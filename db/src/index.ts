@@ -42,9 +42,12 @@ export {
 } from "./ops/append.js";
 export {
   type CallAction,
+  type CallKey,
   type CallRef,
+  type ConnectionCallRef,
   emittedBytes,
   endsCall,
+  type HostCallRef,
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";

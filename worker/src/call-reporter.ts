@@ -23,6 +23,7 @@ import {
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CallAction,
+  type ConnectionCallRef,
   endCalls,
   endsCall,
   isConnectionError,
@@ -38,12 +39,6 @@ import { type Checked, codeMessage, parseOutcome, storableOutcome } from "./outc
 import { checkedOutcome } from "./output-schema.js";
 import type { HostReply } from "./sandbox/protocol.js";
 
-export interface CallRef {
-  sessionId: string;
-  seq: number;
-  connectionId: string;
-}
-
 export class CallReporter {
   private returnedPhase = false;
   private endedHere = false;
@@ -57,7 +52,7 @@ export class CallReporter {
 
   constructor(
     private readonly writer: JournalWriter,
-    private readonly call: CallRef,
+    private readonly call: ConnectionCallRef,
     private readonly maxEmittedBytes: number,
     private readonly log: Logger,
     /** Model calls on the call's behalf (the WIT `model` import). */

@@ -16,13 +16,6 @@ import { callOperation, setupOperation } from "./run.js";
 /** What ctx.environments operations use: the journal, the Environments' tables and secrets, the call's stop signal. */
 export type EnvironmentControlDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;
 
-export interface CallRef {
-  sessionId: string;
-  seq: number;
-  /** The host the call must be dispatched to: only that host's connections may ask. */
-  hostId: string;
-}
-
 export interface EnvironmentRequest {
   operation: EnvironmentOperation;
   name: string | undefined;
@@ -31,7 +24,8 @@ export interface EnvironmentRequest {
 
 export async function environmentOperation(
   rt: EnvironmentControlDeps,
-  ref: CallRef,
+  /** hostId: the host the call must be dispatched to; only that host's connections may ask. */
+  ref: HostCall,
   request: EnvironmentRequest,
 ): Promise<ToolRequestAnswer> {
   const call: HostCall = { sessionId: ref.sessionId, seq: ref.seq, hostId: ref.hostId };

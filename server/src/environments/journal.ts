@@ -7,6 +7,7 @@ import type { BrainError, EnvironmentOperation } from "@aexhq/brain-contracts";
 import {
   type EnvironmentOperationResult,
   type EnvironmentOperationWrite,
+  type HostCallRef,
   journalEnvironmentOperation,
 } from "@aexhq/brain-db";
 import type { Services } from "../services.js";
@@ -14,11 +15,7 @@ import type { Services } from "../services.js";
 export type JournalDeps = Pick<Services, "writer">;
 
 /** A call of a host connection: the only callers ctx.environments has. */
-export interface HostCall {
-  sessionId: string;
-  seq: number;
-  hostId: string;
-}
+export type HostCall = HostCallRef;
 
 export interface OperationRequest {
   operation: EnvironmentOperation;
