@@ -42,19 +42,24 @@ export {
 } from "./ops/append.js";
 export {
   type CallAction,
+  type CallKey,
   type CallRef,
+  type ConnectionCallRef,
   emittedBytes,
   endsCall,
+  type HostCallRef,
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";
+export { componentBytes, componentExists, missingComponents, storeComponent } from "./ops/components.js";
+export { closeServerConnections, declareDeadServers } from "./ops/dead-servers.js";
 export {
   type ClaimedWorkerCall,
   claimPendingCalls,
   claimWorkerCall,
   type DispatchedCall,
 } from "./ops/dispatch.js";
-export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
+export { type EndCallsFilter, type EndedCall, endCalls, endOverdueCalls, timeOutCall } from "./ops/end-calls.js";
 export {
   ENVIRONMENT_OPERATION_KIND,
   type EnvironmentOperationResult,
@@ -90,7 +95,15 @@ export {
 } from "./ops/named-hosts.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
-export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
+export {
+  callExists,
+  callState,
+  endedAmong,
+  type RecordRow,
+  readRecords,
+  type TurnState,
+  turnState,
+} from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
 export {
   appliedSchemaVersion,
@@ -123,6 +136,7 @@ export {
   type ToolCallRef,
 } from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
+export { readWorkspaceFiles } from "./ops/workspace.js";
 export { isUnavailable, PendingRepairs } from "./repairs.js";
 export {
   assertSchemaName,

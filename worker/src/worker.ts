@@ -4,6 +4,7 @@
  * registers itself, heartbeats, and listens for commits that end its calls elsewhere.
  */
 import { randomUUID } from "node:crypto";
+import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   channelFor,
   connect,
@@ -19,7 +20,6 @@ import {
   stopServer,
   WORKER_QUEUE,
 } from "@aexhq/brain-db";
-import { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { ComponentCache } from "./component-cache.js";

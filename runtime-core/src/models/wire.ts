@@ -1,4 +1,4 @@
-import { ModelCallError } from "./provider.js";
+import { ModelCallError } from "./types.js";
 
 /**
  * Defensive readers for provider JSON: a provider (or a server imitating one) may omit or mistype

@@ -1,5 +1,6 @@
-// `@aexhq/brain-server/environments`: the HTTP Environment interpreter, shared with the worker
-// (which runs placed descriptor tools) and used by the server for ctx.environments.call and setup.
+// `@aexhq/brain-core/environments`: the HTTP Environment interpreter. The worker runs placed
+// descriptor tools with it; the server's ctx.environments control (server/src/environments) uses
+// it for `call` and `setup`.
 export { type HttpJsonDescriptor, HttpJsonDescriptorSchema, parseDescriptor } from "./descriptor.js";
 export { ERROR_EXCERPT_BYTES, sendHttpCall } from "./http-client.js";
 export { buildHttpCall, type EnvironmentTarget, type HttpCall, joinBase } from "./http-request.js";

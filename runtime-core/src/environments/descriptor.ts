@@ -3,7 +3,7 @@
  * frozen at placement and reaches the Environment unchanged with every invocation; this is where
  * it is finally read. Anything else is an unsupported runtime: a setup failure, never retried.
  */
-import { errorOutcome, HttpMethodSchema, type Outcome } from "@aexhq/brain-contracts";
+import { errorOutcome, HttpMethodSchema, issuesText, type Outcome } from "@aexhq/brain-contracts";
 import { z } from "zod";
 
 /**
@@ -31,7 +31,7 @@ export function parseDescriptor(value: unknown): ParsedDescriptor {
   }
   const parsed = HttpJsonDescriptorSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "descriptor"}: ${i.message}`).join("; ");
+    const issues = issuesText(parsed.error, { root: "descriptor" });
     return unsupported(`malformed http_json descriptor (${issues})`);
   }
   return { ok: true, descriptor: parsed.data };

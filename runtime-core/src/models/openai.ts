@@ -1,7 +1,7 @@
 import type { ModelConfig } from "@aexhq/brain-contracts";
 import { readOpenAIAnswer } from "./openai-answer.js";
-import type { ModelCallContext, ModelMessage, ModelProvider, ProviderRequest, ProviderResponse } from "./provider.js";
 import { DEFAULT_TIMEOUT_MS, providerCall } from "./provider-http.js";
+import type { ModelCallContext, ModelMessage, ModelProvider, ProviderRequest, ProviderResponse } from "./types.js";
 import type { Json } from "./wire.js";
 
 type Config = Extract<ModelConfig, { provider: "openai" }>;

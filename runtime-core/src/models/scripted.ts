@@ -1,5 +1,5 @@
 import type { ScriptStep } from "@aexhq/brain-contracts";
-import type { ModelCallContext, ModelProvider, ProviderRequest, ProviderResponse } from "./provider.js";
+import type { ModelCallContext, ModelProvider, ProviderRequest, ProviderResponse } from "./types.js";
 
 /**
  * A deterministic model for tests, examples and benchmarks: Agentloop call N answers with step N

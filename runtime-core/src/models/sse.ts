@@ -1,4 +1,4 @@
-import { ModelCallError } from "./provider.js";
+import { ModelCallError } from "./types.js";
 
 /** One server-sent event: its `event:` name (absent: "message") and its joined `data:` lines. */
 export interface SseEvent {

@@ -1,7 +1,7 @@
 import type { ModelToolCall } from "@aexhq/brain-contracts";
-import { ModelCallError, type ProviderResponse, type StopReason } from "./provider.js";
 import { isJsonResponse, jsonBody, streamedError } from "./provider-http.js";
 import { eventJson, sseEvents } from "./sse.js";
+import { ModelCallError, type ProviderResponse, type StopReason } from "./types.js";
 import { array, count, object, string, toolArguments } from "./wire.js";
 
 const PROVIDER = "OpenAI";

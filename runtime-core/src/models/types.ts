@@ -1,17 +1,11 @@
-import {
-  type ErrorCode,
-  type ModelConfig,
-  type ModelMessage,
-  type ModelTool,
-  type ModelToolCall,
-  type ModelUsage,
-  type ResponseFormat,
-  storableText,
-  toStorable,
+import type {
+  ErrorCode,
+  ModelMessage,
+  ModelTool,
+  ModelToolCall,
+  ModelUsage,
+  ResponseFormat,
 } from "@aexhq/brain-contracts";
-import { AnthropicProvider } from "./anthropic.js";
-import { OpenAIProvider } from "./openai.js";
-import { ScriptedProvider } from "./scripted.js";
 
 /**
  * The provider seam: the Agentloop and tools' model calls both go through `complete`. A provider
@@ -74,41 +68,4 @@ export class ModelCallError extends Error {
     super(message);
     this.name = "ModelCallError";
   }
-}
-
-export function createProvider(config: ModelConfig): ModelProvider {
-  switch (config.provider) {
-    case "scripted":
-      return storableAnswers(new ScriptedProvider(config.script, config.toolScript ?? []));
-    case "openai":
-      return storableAnswers(new OpenAIProvider(config));
-    case "anthropic":
-      return storableAnswers(new AnthropicProvider(config));
-  }
-}
-
-/**
- * A provider's answers and error messages are text from outside, journaled as they are: a NUL
- * character or an unpaired surrogate in them would make every write of the answer fail, and the
- * model call and its turn would never end. Such characters become U+FFFD instead.
- */
-function storableAnswers(provider: ModelProvider): ModelProvider {
-  return {
-    name: provider.name,
-    async complete(request, context) {
-      try {
-        return toStorable(await provider.complete(request, context));
-      } catch (error) {
-        if (!(error instanceof ModelCallError)) throw error;
-        throw new ModelCallError(error.code, storableText(error.message), error.status);
-      }
-    },
-  };
-}
-
-/** What the journal and the sessions table keep of a provider configuration: never credentials. */
-export function publicModelConfig(config: ModelConfig): Record<string, unknown> {
-  if (config.provider === "scripted") return { provider: "scripted" };
-  const { apiKey: _secret, ...rest } = config;
-  return rest;
 }

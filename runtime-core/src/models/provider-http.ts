@@ -1,4 +1,4 @@
-import { type ModelCallContext, ModelCallError } from "./provider.js";
+import { type ModelCallContext, ModelCallError } from "./types.js";
 import { object, string } from "./wire.js";
 
 /**

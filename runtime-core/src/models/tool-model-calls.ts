@@ -20,7 +20,8 @@ import {
   type ToolCallRef,
 } from "@aexhq/brain-db";
 import { loadModelConfig } from "./credentials.js";
-import { createProvider, ModelCallError, type ProviderResponse } from "./provider.js";
+import { createProvider } from "./provider.js";
+import { ModelCallError, type ProviderResponse } from "./types.js";
 
 /**
  * Model calls on behalf of tool calls: `ctx.model` over a host connection (server) and the WIT
