@@ -4,6 +4,7 @@ export {
   isConnectionError,
 } from "./availability.js";
 export {
+  BOSS_KEEP_SECONDS,
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,
@@ -92,6 +93,13 @@ export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } fr
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
+export {
+  IDEMPOTENCY_KEEP_SECONDS,
+  PRUNE_BATCH,
+  type PruneCounts,
+  type PruneOptions,
+  prune,
+} from "./ops/retention.js";
 export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {

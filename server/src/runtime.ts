@@ -27,6 +27,7 @@ import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
 import { ToolModelCalls } from "./models/tool-model-calls.js";
 import { sweep } from "./recovery.js";
+import { startRetention } from "./retention.js";
 
 /** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
 export interface Runtime {
@@ -194,6 +195,7 @@ export async function startRuntime(
   };
   const timer = setInterval(() => void tick(), HEARTBEAT_MS);
   await tick();
+  const stopRetention = startRetention(rt);
 
   return Object.assign(rt, {
     beginShutdown() {
@@ -204,6 +206,7 @@ export async function startRuntime(
     },
     async stop() {
       clearInterval(timer);
+      stopRetention();
       rt.actors.stopAll();
       // Requests in flight are interrupted: journaled `unknown`, never replayed.
       await rt.toolModels.stopAll();
