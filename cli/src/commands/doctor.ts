@@ -60,7 +60,8 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
         Math.abs(skew) - rtt / 2 > MAX_SKEW_MS ? "fail" : "ok",
         `${Math.round(skew)} ms from the database's clock`,
       );
-      await serversCheck(await liveProcesses(sql), add);
+      // Without Brain's tables there are no servers to look at (the schema check already failed).
+      if (facts.version > 0) await serversCheck(await liveProcesses(sql), add);
     });
   } catch (error) {
     if (!(error instanceof CliError)) throw error;
