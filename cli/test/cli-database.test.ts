@@ -1,5 +1,8 @@
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCommand } from "../../testkit/commands.js";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { REPO_ROOT } from "../../testkit/server-process.js";
 import { brain, emptyDataDir, json } from "./support.js";
 
 // Commands that work on the database directly: migrate, prune, sql, usage errors.
@@ -103,6 +106,10 @@ describe("usage and failures", () => {
     expect(unknown.output).toContain("Usage: brain <command>");
     expect((await brain(["calls", "ls", "--bogus"], { DATABASE_URL: db.url })).code).toBe(2);
     expect((await brain(["help"], {})).code).toBe(0);
+    // The installed bin (what `npx brain` runs) is linked, executable and has its shebang.
+    const bin = await runCommand(join(REPO_ROOT, "node_modules", ".bin", "brain"), ["help"], REPO_ROOT, 30_000);
+    expect(bin.code).toBe(0);
+    expect(bin.stdout).toMatch(/^Usage: brain <command>/);
     const down = await brain(["calls", "ls"], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/postgres" });
     expect(down.code).toBe(1);
     expect(down.output).toMatch(/^brain: database unreachable/m);
