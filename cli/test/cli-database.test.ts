@@ -1,9 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand } from "../../testkit/commands.js";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { REPO_ROOT } from "../../testkit/server-process.js";
-import { brain, emptyDataDir, json } from "./support.js";
+import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
+import { LISTENING, REPO_ROOT } from "../../testkit/server-process.js";
+import { brain, emptyDataDir, json, spawnBrainCli } from "./support.js";
 
 // Commands that work on the database directly: migrate, prune, sql, usage errors.
 let db: TestDatabase;
@@ -31,8 +33,9 @@ describe("brain migrate", () => {
     }
   });
 
-  it("--print-sql prints what the database lacks, Brain's and pg-boss's; applied by hand, migrate finds nothing to do", async () => {
+  it("--print-sql prints what the database lacks, Brain's and pg-boss's; applied by hand, a role without DDL migrates and serves", async () => {
     const empty = await createEmptyDatabase();
+    const role = `brain_app_${randomBytes(4).toString("hex")}`;
     try {
       const printed = await brain(["migrate", "--print-sql"], { DATABASE_URL: empty.url });
       expect(printed.code).toBe(0);
@@ -44,20 +47,44 @@ describe("brain migrate", () => {
       // A multi-statement script, as psql -f would send it (simple protocol, one connection).
       const conn = await empty.sql.reserve();
       await conn.unsafe(printed.output).finally(() => conn.release());
-      const after = await brain(["migrate", "--json"], { DATABASE_URL: empty.url });
-      expect(json(after)).toEqual({ schema: "brain", applied: [], version: 9 });
       const nothing = await brain(["migrate", "--print-sql"], { DATABASE_URL: empty.url });
       expect(nothing.output).toMatch(/^-- Brain schema brain: 0 migration\(s\)\.$/m);
       expect(nothing.output).not.toContain("brain_boss");
-      // --all needs no database at all.
-      const all = await brain(["migrate", "--print-sql", "--all"], {
-        DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+
+      // The application's role may not run DDL: migrate, and a server starting, must not need it.
+      await empty.sql.unsafe(`CREATE ROLE ${role} LOGIN PASSWORD 'app-password'`);
+      await empty.sql.unsafe(`REVOKE CREATE, TEMPORARY ON DATABASE ${empty.name} FROM PUBLIC`);
+      await empty.sql.unsafe(`GRANT USAGE ON SCHEMA brain, brain_boss TO ${role};
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA brain, brain_boss TO ${role};
+        GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA brain_boss TO ${role}`);
+      const app = new URL(empty.url);
+      app.username = role;
+      app.password = "app-password";
+      const asApp = await brain(["migrate", "--json"], { DATABASE_URL: app.toString() });
+      expect(asApp.output).not.toMatch(/permission denied/);
+      expect(json(asApp)).toEqual({ schema: "brain", applied: [], version: 9 });
+      const server = spawnBrainCli(["start"], {
+        DATABASE_URL: app.toString(),
+        BRAIN_PORT: "0",
+        BRAIN_WORKER: "0",
+        BRAIN_API_TOKEN: randomBytes(24).toString("base64url"),
+        BRAIN_SECRET_KEY: TEST_SECRET_KEY,
       });
-      expect(all.code).toBe(0);
-      expect(all.output).toContain("0001_journal.sql");
+      try {
+        await server.waitForLine(LISTENING, 30_000);
+      } finally {
+        await server.stop();
+      }
     } finally {
       await empty.drop();
+      await db.sql.unsafe(`DROP ROLE IF EXISTS ${role}`);
     }
+    // --all needs no database at all.
+    const all = await brain(["migrate", "--print-sql", "--all"], {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+    });
+    expect(all.code).toBe(0);
+    expect(all.output).toContain("0001_journal.sql");
   });
 });
 
