@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { LISTENING } from "../../testkit/server-process.js";
-import { brain, json, spawnBrainCli } from "./support.js";
+import { brain, emptyDataDir, json, spawnBrainCli } from "./support.js";
 
 // brain start, brain worker and brain doctor, as the processes an operator runs.
 let db: TestDatabase;
@@ -87,5 +87,33 @@ describe("brain start, worker and doctor", () => {
     const down = await brain(["doctor"], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/postgres" });
     expect(down.code).toBe(1);
     expect(down.output).toMatch(/^database\s+fail\s+database unreachable/m);
+  });
+
+  it("without DATABASE_URL, commands use the embedded Postgres of a running brain start (never a second one) and its saved token", async () => {
+    const dataDir = emptyDataDir();
+    const local = { DATABASE_URL: undefined, BRAIN_DATA_DIR: dataDir, BRAIN_SECRET_KEY: TEST_SECRET_KEY };
+    const start = spawnBrainCli(["start"], {
+      ...local,
+      BRAIN_PORT: "0",
+      BRAIN_WORKER: "0",
+      BRAIN_API_TOKEN: undefined,
+    });
+    try {
+      const [, url] = await start.waitForLine(LISTENING, 90_000);
+      // No BRAIN_TOKEN: the operator token brain start generated and saved under BRAIN_DATA_DIR.
+      const ls = await brain(["sessions", "ls"], { ...local, BRAIN_URL: url });
+      expect(ls.code).toBe(0);
+      const q = await brain(["sql", "--", "-At", "-c", "SELECT count(*) FROM servers WHERE stopped_at IS NULL"], local);
+      expect([q.code, q.output.trim()]).toEqual([0, "1"]);
+      // The server's Postgres was used, not restarted under it.
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      await start.stop();
+      expect((await start.exited).code).toBe(0);
+      // With nothing running, a command starts the embedded Postgres for itself and stops it.
+      const calls = await brain(["calls", "ls"], local, 90_000);
+      expect([calls.code, calls.output.trim()]).toEqual([0, "(none)"]);
+    } finally {
+      await start.kill();
+    }
   });
 });

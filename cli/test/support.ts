@@ -1,6 +1,7 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import { type Env, type NodeProcess, spawnNode } from "../../testkit/server-process.js";
 
 export const BRAIN = "cli/dist/main.js";
@@ -11,9 +12,17 @@ export interface BrainRun {
   output: string;
 }
 
-/** A data directory of its own, so no test reads a developer's saved operator token. */
+const dirs: string[] = [];
+// A file-level hook of every test file that imports this module.
+afterAll(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A data directory of its own (removed after the test file), so no test reads a developer's saved token. */
 export function emptyDataDir(): string {
-  return mkdtempSync(join(tmpdir(), "brain-cli-"));
+  const dir = mkdtempSync(join(tmpdir(), "brain-cli-"));
+  dirs.push(dir);
+  return dir;
 }
 
 /** `brain <args>` as a real process, to its exit. */
