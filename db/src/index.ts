@@ -110,6 +110,7 @@ export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/re
 export {
   IDEMPOTENCY_KEEP_SECONDS,
   PRUNE_BATCH,
+  PRUNE_RECORDS_BATCH,
   type PruneCounts,
   type PruneOptions,
   prune,

@@ -59,7 +59,8 @@ describe("retention", () => {
     const old = [];
     for (let i = 0; i < 5; i++) old.push(await endedSession(40));
     const recent = await endedSession(1);
-    expect((await rowsOf(old)).calls).toBe(10);
+    const oldRows = await rowsOf(old);
+    expect(oldRows.calls).toBe(10);
 
     // Live sessions made to look ancient: a pruner keyed on age alone would take them.
     const live = [];
@@ -76,12 +77,19 @@ describe("retention", () => {
     await brain.db
       .sql`UPDATE records SET created_at = now() - interval '400 days' WHERE session_id = ANY(${liveIds}::uuid[])`;
 
-    // Prune in batches of 2, again and again, for as long as the live turns run.
+    // Prune in batches of 2 sessions and 7 records, again and again, for as long as the live turns run.
     let done = false;
     let passes = 0;
+    let prunedRecords = 0;
     const pruning = (async () => {
       while (!done || passes < 2) {
-        await prune(brain.db.sql, "brain", { olderThanSeconds: 30 * DAY, batch: 2, wait: true });
+        const counts = await prune(brain.db.sql, "brain", {
+          olderThanSeconds: 30 * DAY,
+          batch: 2,
+          recordsBatch: 7,
+          wait: true,
+        });
+        prunedRecords += counts?.records ?? 0;
         passes++;
       }
     })();
@@ -94,6 +102,8 @@ describe("retention", () => {
     expect(passes).toBeGreaterThanOrEqual(2);
 
     expect(await rowsOf(old)).toEqual({ sessions: 0, records: 0, calls: 0 });
+    // The journals went in chunks of 7 records before their sessions.
+    expect(prunedRecords).toBe(oldRows.records);
     const kept = await rowsOf([recent]);
     expect(kept.sessions).toBe(1);
     expect(kept.calls).toBe(2);

@@ -2,12 +2,16 @@ import type { Sql } from "postgres";
 
 /** How long idempotency keys are kept, whatever the retention window: a retry comes within a day. */
 export const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
-/** Sessions per batch: each batch is one short transaction (a session takes its journal with it). */
+/** Rows per batch: each batch is one short transaction. */
 export const PRUNE_BATCH = 50;
+/** Journal records per batch: a long session's journal goes in several transactions, not one. */
+export const PRUNE_RECORDS_BATCH = 5000;
 
 /** Rows deleted (or, with dryRun, that would be) per table. */
 export interface PruneCounts {
   sessions: number;
+  /** Journal records of those sessions. */
+  records: number;
   idempotencyKeys: number;
   hostConnections: number;
   servers: number;
@@ -21,6 +25,8 @@ export interface PruneOptions {
   dryRun?: boolean;
   /** Rows per batch (default PRUNE_BATCH). */
   batch?: number;
+  /** Records per batch (default PRUNE_RECORDS_BATCH). */
+  recordsBatch?: number;
   /** Wait for another pruner instead of skipping this run (the CLI waits; servers skip). */
   wait?: boolean;
   /** Stops between batches (a server shutting down). */
@@ -60,7 +66,14 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
 async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   const batch = o.batch ?? PRUNE_BATCH;
   const secs = o.olderThanSeconds;
-  const counts: PruneCounts = { sessions: 0, idempotencyKeys: 0, hostConnections: 0, servers: 0, components: 0 };
+  const counts: PruneCounts = {
+    sessions: 0,
+    records: 0,
+    idempotencyKeys: 0,
+    hostConnections: 0,
+    servers: 0,
+    components: 0,
+  };
   // Batches until one comes back short: each is its own transaction, so none holds locks long.
   const loop = async (limit: number, step: (limit: number) => Promise<number>): Promise<number> => {
     let total = 0;
@@ -71,7 +84,19 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
       if (n < limit) return total;
     }
   };
-  // Sessions first: ended ones release servers (owner_id) and components (tools) in turn.
+  // Expired sessions' journals first, a chunk at a time (their calls go with their records), so
+  // deleting a session row below cascades only small tables.
+  counts.records = await loop(o.recordsBatch ?? PRUNE_RECORDS_BATCH, async (limit) => {
+    const rows = await sql`
+      DELETE FROM records WHERE (session_id, seq) IN (
+        SELECT r.session_id, r.seq FROM sessions s JOIN records r ON r.session_id = s.id
+        WHERE s.status = 'ended' AND s.ended_at < now() - make_interval(secs => ${secs})
+        ORDER BY s.ended_at, r.seq LIMIT ${limit}
+        FOR UPDATE OF r SKIP LOCKED)
+      RETURNING seq`;
+    return rows.length;
+  });
+  // Then the sessions: ended ones release servers (owner_id) and components (tools) in turn.
   counts.sessions = await loop(batch, async (limit) => {
     const rows = await sql`
       DELETE FROM sessions WHERE id IN (
@@ -138,6 +163,8 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
     SELECT
       (SELECT count(*) FROM sessions
         WHERE status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})) AS sessions,
+      (SELECT coalesce(sum(last_seq), 0) FROM sessions
+        WHERE status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})) AS records,
       (SELECT count(*) FROM idempotency_keys
         WHERE created_at < now() - make_interval(secs => ${IDEMPOTENCY_KEEP_SECONDS})) AS "idempotencyKeys",
       (SELECT count(*) FROM host_connections hc WHERE hc.closed_at < now() - make_interval(secs => ${secs})
@@ -151,6 +178,7 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
   const r = row!;
   return {
     sessions: Number(r.sessions),
+    records: Number(r.records),
     idempotencyKeys: Number(r.idempotencyKeys),
     hostConnections: Number(r.hostConnections),
     servers: Number(r.servers),
