@@ -80,7 +80,12 @@ async function serversCheck(procs: Proc[], add: Add): Promise<void> {
   const stale = procs.filter((p) => p.heartbeat_age > SERVER_STALE_SECONDS);
   const servers = procs.filter((p) => p.kind === "server" && p.heartbeat_age <= SERVER_STALE_SECONDS);
   const workers = procs.filter((p) => p.kind === "worker" && p.heartbeat_age <= SERVER_STALE_SECONDS);
-  add("servers", servers.length > 0 ? "ok" : "warn", `${servers.length} alive`);
+  const oldest = Math.max(0, ...servers.map((p) => p.heartbeat_age));
+  add(
+    "servers",
+    servers.length > 0 ? "ok" : "warn",
+    servers.length > 0 ? `${servers.length} alive, last heartbeats ≤ ${oldest.toFixed(1)} s ago` : "none alive",
+  );
   add(
     "workers",
     workers.length > 0 ? "ok" : "warn",
