@@ -47,7 +47,7 @@ export async function liveProcesses(sql: Sql): Promise<ProcessRow[]> {
 /** The database's clock, in epoch ms, and the schema version recorded there (0: none). */
 export async function databaseFacts(sql: Sql, schema: string): Promise<{ nowMs: number; version: number }> {
   const [t] = await sql<{ t: string | null }[]>`SELECT to_regclass(${`${quoteIdent(schema)}.migrations`})::text AS t`;
-  const [row] = await sql<{ now: number; version: number | null }[]>`
+  const [row] = await sql<{ now: number }[]>`
     SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now`;
   let version = 0;
   if (t?.t) {
