@@ -12,3 +12,5 @@ CREATE INDEX servers_stopped_by_age ON servers (stopped_at) WHERE stopped_at IS 
 -- The foreign keys to servers, for deleting one (the partial indexes cover only open rows).
 CREATE INDEX host_connections_by_server ON host_connections (server_id);
 CREATE INDEX sessions_by_owner_any ON sessions (owner_id);
+-- Replicas by their connections (the cascade, and whether one was seen within the window).
+CREATE INDEX host_connections_by_replica ON host_connections (replica_id) WHERE replica_id IS NOT NULL;

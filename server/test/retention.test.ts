@@ -126,7 +126,7 @@ describe("retention", () => {
     }
   });
 
-  it("bounds the other tables: stopped servers, closed connections, idempotency keys, unused components", async () => {
+  it("bounds the other tables: stopped servers, closed connections, idle replicas, idempotency keys, unused components", async () => {
     const sql = brain.db.sql;
     const [host] = await sql<{ id: string }[]>`SELECT id FROM hosts LIMIT 1`;
     const oldServer = randomUUID();
@@ -153,8 +153,17 @@ describe("retention", () => {
     await sql`INSERT INTO sessions (id, status, model, tools, ended_at) VALUES
       (${randomUUID()}, 'ended', '{}', ${sql.json([{ implementation: { sha256: used } }])}, now())`;
 
+    const oldReplica = randomUUID();
+    const recentReplica = randomUUID();
+    await sql`INSERT INTO host_replicas (id, host_id, token_hash, tools, created_at) VALUES
+      (${oldReplica}, ${host!.id}, '\\x00', '[]', now() - interval '40 days'),
+      (${recentReplica}, ${host!.id}, '\\x00', '[]', now() - interval '40 days')`;
+    // The recent one was connected yesterday.
+    await sql`INSERT INTO host_connections (id, host_id, server_id, replica_id, opened_at, closed_at) VALUES
+      (${randomUUID()}, ${host!.id}, ${recentServer}, ${recentReplica}, now() - interval '2 days', now() - interval '1 day')`;
+
     const dry = await prune(sql, "brain", { olderThanSeconds: 30 * DAY, dryRun: true, wait: true });
-    expect(dry).toMatchObject({ idempotencyKeys: 1, hostConnections: 1, components: 1 });
+    expect(dry).toMatchObject({ idempotencyKeys: 1, hostConnections: 1, replicas: 1, components: 1 });
     expect(await sql`SELECT 1 FROM servers WHERE id = ${oldServer}`).toHaveLength(1);
 
     await prune(sql, "brain", { olderThanSeconds: 30 * DAY, wait: true });
@@ -163,6 +172,9 @@ describe("retention", () => {
     ]);
     expect(await sql`SELECT id FROM host_connections WHERE id IN (${oldConn}, ${recentConn})`).toEqual([
       { id: recentConn },
+    ]);
+    expect(await sql`SELECT id FROM host_replicas WHERE id IN (${oldReplica}, ${recentReplica})`).toEqual([
+      { id: recentReplica },
     ]);
     expect(await sql`SELECT key_hash FROM idempotency_keys WHERE scope = 'test'`).toHaveLength(1);
     const comps = await sql<

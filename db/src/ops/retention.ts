@@ -14,6 +14,8 @@ export interface PruneCounts {
   records: number;
   idempotencyKeys: number;
   hostConnections: number;
+  /** Named hosts' replica registrations not connected within the window. */
+  replicas: number;
   servers: number;
   components: number;
 }
@@ -71,6 +73,7 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
     records: 0,
     idempotencyKeys: 0,
     hostConnections: 0,
+    replicas: 0,
     servers: 0,
     components: 0,
   };
@@ -129,6 +132,19 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
       RETURNING id`;
     return rows.length;
   });
+  // A replica registration (one per serving process) not connected within the window: its process
+  // is long gone. Its closed connections go with it (cascade).
+  counts.replicas = await loop(batch, async (limit) => {
+    const rows = await sql`
+      DELETE FROM host_replicas WHERE id IN (
+        SELECT r.id FROM host_replicas r
+        WHERE r.created_at < now() - make_interval(secs => ${secs})
+          AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.replica_id = r.id
+            AND (h.closed_at IS NULL OR h.closed_at >= now() - make_interval(secs => ${secs})))
+        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id`;
+    return rows.length;
+  });
   // A server or worker stopped (and silent) for the window, that nothing refers to any more.
   counts.servers = await loop(batch, async (limit) => {
     const rows = await sql`
@@ -170,6 +186,9 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
       (SELECT count(*) FROM host_connections hc WHERE hc.closed_at < now() - make_interval(secs => ${secs})
         AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.connection_id = hc.id AND c.state IN ('running', 'returned')))
         AS "hostConnections",
+      (SELECT count(*) FROM host_replicas r WHERE r.created_at < now() - make_interval(secs => ${secs})
+        AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.replica_id = r.id
+          AND (h.closed_at IS NULL OR h.closed_at >= now() - make_interval(secs => ${secs})))) AS replicas,
       (SELECT count(*) FROM servers s
         WHERE s.stopped_at < now() - make_interval(secs => ${secs})
           AND s.heartbeat_at < now() - make_interval(secs => ${secs})) AS servers,
@@ -181,6 +200,7 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
     records: Number(r.records),
     idempotencyKeys: Number(r.idempotencyKeys),
     hostConnections: Number(r.hostConnections),
+    replicas: Number(r.replicas),
     servers: Number(r.servers),
     components: Number(r.components),
   };
