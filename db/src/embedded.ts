@@ -187,6 +187,21 @@ async function initdbOnce(initdb: string, dataDir: string, ids: Ids, password: s
 }
 
 /**
+ * The URL of the embedded Postgres already running on `dataDir` (a `brain start` in progress), or
+ * null: the CLI connects to it rather than starting another, which would stop it.
+ */
+export async function runningEmbeddedUrl(dataDir: string, passwordFile?: string): Promise<string | null> {
+  const dir = resolve(dataDir);
+  const text = await readFile(join(dir, "postmaster.pid"), "utf8").catch(() => undefined);
+  const lines = text?.split("\n") ?? [];
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!isPostmasterOf(pid, dir)) return null;
+  const password = await clusterPassword(dir, passwordFile);
+  return Number.isInteger(port) && port > 0 ? `postgres://${USER}:${password}@127.0.0.1:${port}/postgres` : null;
+}
+
+/**
  * A killed parent leaves its postmaster running, and postgres will not start over a live
  * postmaster.pid. A live postmaster for this dataDir is stopped rather than reused: its parent is
  * gone, so nobody would stop it, its port is not the one asked for, and its log goes nowhere.

@@ -4,6 +4,7 @@ export {
   isConnectionError,
 } from "./availability.js";
 export {
+  BOSS_KEEP_SECONDS,
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,
@@ -18,11 +19,17 @@ export {
 export { type CallbackCall, callbackToken, verifyCallbackToken } from "./callback-token.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
-export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
+export {
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+  runningEmbeddedUrl,
+  startEmbeddedPostgres,
+} from "./embedded.js";
 export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
 export { isDataException } from "./errors.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
+export { appliedVersions, bossInstalled, migrationScript, pendingMigrations } from "./migrate-script.js";
 export {
   type AppTokenRow,
   activeAppTokenId,
@@ -93,6 +100,14 @@ export {
   replicaAuth,
   sessionNamedHosts,
 } from "./ops/named-hosts.js";
+export {
+  type CallRow,
+  databaseFacts,
+  listCalls,
+  listenNotifyDelivered,
+  liveProcesses,
+  type ProcessRow,
+} from "./ops/operator.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export {
@@ -105,6 +120,14 @@ export {
   turnState,
 } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
+export {
+  IDEMPOTENCY_KEEP_SECONDS,
+  PRUNE_BATCH,
+  PRUNE_RECORDS_BATCH,
+  type PruneCounts,
+  type PruneOptions,
+  prune,
+} from "./ops/retention.js";
 export {
   appliedSchemaVersion,
   expectedSchemaVersion,

@@ -28,6 +28,7 @@ import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
 import { sweep } from "./recovery.js";
+import { startRetention } from "./retention.js";
 import type { Services } from "./services.js";
 
 /**
@@ -196,6 +197,7 @@ export async function startRuntime(
   };
   const timer = setInterval(() => void tick(), HEARTBEAT_MS);
   await tick();
+  const stopRetention = startRetention(rt);
 
   return Object.assign(rt, {
     beginShutdown() {
@@ -206,6 +208,7 @@ export async function startRuntime(
     },
     async stop() {
       clearInterval(timer);
+      stopRetention();
       rt.actors.stopAll();
       // Requests in flight are interrupted: journaled `unknown`, never replayed.
       await rt.toolModels.stopAll();
