@@ -1,6 +1,6 @@
 // `npm run pack -- server|worker [destination]`: a tarball of the server or the worker that installs
-// alone, with nothing but registry dependencies. The workspace packages it uses (contracts, db, and
-// for the worker the server) are private: they travel inside it as bundled dependencies. The
+// alone, with nothing but registry dependencies. The workspace packages it uses (contracts, db and
+// core) are private: they travel inside it as bundled dependencies. The
 // tarball is made from a staging directory, so this checkout's packages are never rewritten.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

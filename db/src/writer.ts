@@ -172,7 +172,7 @@ export class JournalWriter {
     try {
       c = (await lane.conn) as unknown as TransactionSql;
     } catch (error) {
-      throw new NotCommitted(error);
+      throw new NotCommitted(this.abandon(lane, error));
     }
     if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
     const begin = c`BEGIN`.execute();
@@ -180,7 +180,7 @@ export class JournalWriter {
     const first = await Promise.allSettled([begin, xid, ...ops.map((op) => op.run(c))]);
     const failed = first.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) {
-      if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(failed.reason);
+      if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(this.abandon(lane, failed.reason));
       await c`ROLLBACK`.execute().catch(() => {});
       throw failed.reason;
     }
@@ -197,6 +197,7 @@ export class JournalWriter {
         throw lost.reason;
       }
       // COMMIT was sent (or was about to be): only the database can say what happened.
+      this.abandon(lane, lost.reason);
       this.stats.inDoubt++;
       const txid = (first[1] as PromiseFulfilledResult<{ xid: string }[]>).value[0]!.xid;
       const fate = await resolveInDoubt(this.sql, txid, this.options.inDoubtMs ?? 15_000);
@@ -207,6 +208,16 @@ export class JournalWriter {
     const committed = (second[second.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
     if (committed?.command !== "COMMIT") throw new Error(`journal batch was not committed (${committed?.command})`);
     return results;
+  }
+
+  /**
+   * A connection that failed is never used again, even before its close event: a socket error
+   * comes first, and a query written to the connection in between would never be answered (the
+   * driver rejects nothing that reaches a closing connection after an error). Returns `cause`.
+   */
+  private abandon(lane: Lane, cause: unknown): unknown {
+    lane.dead = true;
+    return cause;
   }
 
   /** The live lane, or a new one in place of a lane whose connection closed. */

