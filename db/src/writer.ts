@@ -39,6 +39,12 @@ export interface WriterOptions {
   availability?: DatabaseAvailability;
   /** How long a batch whose COMMIT may or may not have happened waits for the database to say. */
   inDoubtMs?: number;
+  /**
+   * How long one transaction may go unanswered before its connection is cut (default 60 s). Brain's
+   * writes are short; a connection that stops answering (a half-open socket, a driver that lost a
+   * query) must not stall every later write of the process behind it.
+   */
+  stallMs?: number;
 }
 
 const DEADLOCK = "40P01";
@@ -80,7 +86,7 @@ export class JournalWriter {
   private flushing = false;
   private readonly maxBatch: number;
   /** Statistics for benchmarks and diagnostics. */
-  readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0 };
+  readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0, stalls: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -168,6 +174,21 @@ export class JournalWriter {
 
   private async attempt(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     const lane = this.currentLane();
+    // Cutting the connection rejects whatever it still owes: before COMMIT that means not
+    // committed, after it the transaction's status decides, as for any lost connection.
+    const watchdog = setTimeout(() => {
+      this.stats.stalls++;
+      this.abandon(lane, null);
+      void lane.pool.end({ timeout: 0 }).catch(() => {});
+    }, this.options.stallMs ?? 60_000);
+    try {
+      return await this.transact(lane, ops, keys);
+    } finally {
+      clearTimeout(watchdog);
+    }
+  }
+
+  private async transact(lane: Lane, ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     let c: TransactionSql;
     try {
       c = (await lane.conn) as unknown as TransactionSql;
