@@ -26,6 +26,8 @@ export const InterruptionCauseSchema = z.enum([
   "connection_lost",
   "server_lost",
   "worker_lost",
+  // The database could not take a report that would have ended the call (or went away under it).
+  "journal_unavailable",
 ]);
 export const TimeoutOutcomeSchema = z.strictObject({
   status: z.literal("timeout"),

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
 import type { ReservedSql, Sql, TransactionSql } from "postgres";
 import { type DatabaseAvailability, isConnectionError } from "./availability.js";
@@ -55,6 +56,8 @@ interface Lane {
   pool: Sql;
   conn: Promise<ReservedSql>;
   dead: boolean;
+  /** Its backend, to end it when the lane is abandoned (pid and start: pids are reused). */
+  backend?: { pid: number; start: string };
 }
 
 /** The connection failed before COMMIT was sent, or the database says the transaction aborted. */
@@ -71,12 +74,13 @@ class NotCommitted extends Error {
  * are shared by everything in flight. If a batch fails, its writes are retried one by one so that a
  * bad write fails alone.
  *
- * A batch takes two round trips on the writer's own connection: BEGIN, the transaction id and every
- * statement, pipelined; then the NOTIFY and COMMIT. So when the connection dies, the writer always
- * knows where: before COMMIT was sent, nothing was written and the batch is tried once more on a
- * new connection (a terminated backend, a restart that is already over); after, the transaction id
- * asks Postgres whether it committed (txid_status), and the batch is either known committed (its
- * results are already in hand) or known not, and never applied twice. While the database is away,
+ * A batch takes two round trips on the writer's own connection: BEGIN, the writer's mark (its row in
+ * writer_marks set to the batch's own id) and every statement, pipelined; then the NOTIFY and
+ * COMMIT. So when the connection dies, the writer always knows where: before COMMIT was sent,
+ * nothing was written and the batch is tried once more on a new connection (a terminated backend,
+ * a restart that is already over); after, the mark says whether it committed (see in-doubt.ts), and
+ * the batch is either known committed (its results are already in hand) or known not, and never
+ * applied twice. While the database is away,
  * writes fail at once with `database_unavailable`; only a batch whose fate the database never
  * comes back to tell fails with `commit_unknown`.
  */
@@ -85,6 +89,9 @@ export class JournalWriter {
   private lane: Lane | undefined;
   private flushing = false;
   private readonly maxBatch: number;
+  /** This writer's row in writer_marks; created once, before its first batch. */
+  private readonly id = randomUUID();
+  private marked = false;
   /** Statistics for benchmarks and diagnostics. */
   readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0, stalls: 0 };
 
@@ -152,6 +159,9 @@ export class JournalWriter {
   private async transaction(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
       try {
+        // Committed on its own before any batch: a batch's mark is then always an update of a row
+        // that exists, whose lock tells a later reader to wait for the batch's outcome.
+        if (!this.marked) await this.createMark();
         return await this.attempt(ops, keys);
       } catch (error) {
         keys.sessions.clear();
@@ -197,8 +207,9 @@ export class JournalWriter {
     }
     if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
     const begin = c`BEGIN`.execute();
-    const xid = c<{ xid: string }[]>`SELECT txid_current()::text AS xid`.execute();
-    const first = await Promise.allSettled([begin, xid, ...ops.map((op) => op.run(c))]);
+    const batch = randomUUID();
+    const mark = c`UPDATE writer_marks SET batch = ${batch}, at = now() WHERE writer_id = ${this.id}`.execute();
+    const first = await Promise.allSettled([begin, mark, ...ops.map((op) => op.run(c))]);
     const failed = first.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) {
       if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(this.abandon(lane, failed.reason));
@@ -220,11 +231,10 @@ export class JournalWriter {
       // COMMIT was sent (or was about to be): only the database can say what happened.
       this.abandon(lane, lost.reason);
       this.stats.inDoubt++;
-      const txid = (first[1] as PromiseFulfilledResult<{ xid: string }[]>).value[0]!.xid;
-      const fate = await resolveInDoubt(this.sql, txid, this.options.inDoubtMs ?? 15_000);
+      const fate = await resolveInDoubt(this.sql, this.id, batch, this.options.inDoubtMs ?? 15_000);
       if (fate === "committed") return results;
       if (fate === "aborted") throw new NotCommitted(lost.reason);
-      throw new BrainError("commit_unknown", undefined, { txid });
+      throw new BrainError("commit_unknown", undefined, { batch });
     }
     const committed = (second[second.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
     if (committed?.command !== "COMMIT") throw new Error(`journal batch was not committed (${committed?.command})`);
@@ -238,7 +248,28 @@ export class JournalWriter {
    */
   private abandon(lane: Lane, cause: unknown): unknown {
     lane.dead = true;
+    // A backend that is still alive (a stalled statement, a socket that broke on our side only)
+    // would keep its transaction and its row locks, this writer's mark among them, until it
+    // noticed: every later batch would wait behind it. Ended at once instead, when it can be.
+    const b = lane.backend;
+    lane.backend = undefined;
+    if (b) {
+      void this.sql`
+        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE pid = ${b.pid} AND backend_start::text = ${b.start}`.catch(() => {});
+    }
     return cause;
+  }
+
+  private async createMark(): Promise<void> {
+    try {
+      await this.sql`
+        INSERT INTO writer_marks (writer_id, batch) VALUES (${this.id}, ${this.id}) ON CONFLICT DO NOTHING`;
+    } catch (error) {
+      if (isConnectionError(error)) throw new NotCommitted(error);
+      throw error;
+    }
+    this.marked = true;
   }
 
   /** The live lane, or a new one in place of a lane whose connection closed. */
@@ -253,7 +284,13 @@ export class JournalWriter {
         lane.dead = true;
       },
     });
-    lane.conn = lane.pool.reserve();
+    lane.conn = lane.pool.reserve().then(async (c) => {
+      // As text: a Date would lose the microseconds and never match again.
+      const [me] = await c<{ pid: number; start: string }[]>`
+        SELECT pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
+      lane.backend = me;
+      return c;
+    });
     lane.conn.catch(() => {
       lane.dead = true;
     });

@@ -1,5 +1,7 @@
-import type { CommitKeys } from "@aexhq/brain-db";
+import { type CommitKeys, Touch } from "@aexhq/brain-db";
 import { KeyedListeners } from "./keyed-listeners.js";
+
+const EVERY_TOUCH = Object.values(Touch).reduce((all, bit) => all | bit, 0);
 
 /**
  * Delivers committed keys inside this process: from our own journal writer directly, and from
@@ -21,8 +23,13 @@ export class CommitBus {
     for (const [s, h] of keys.releases) for (const hook of this.releaseHooks) hook(s, h);
   }
 
-  /** After the LISTEN connection (re)connects, notifications may have been missed. */
+  /**
+   * After the LISTEN connection (re)connects, notifications may have been missed: every waiter on
+   * a session (event streams, requests waiting for a turn, call signals) looks again, as if its
+   * session had been touched in every way, and so do the rescan hooks.
+   */
   rescan(): void {
+    for (const id of this.sessions.keys()) this.sessions.emit(id, EVERY_TOUCH);
     for (const hook of this.rescanHooks) hook();
   }
 

@@ -20,4 +20,9 @@ export class KeyedListeners<Args extends unknown[]> {
     const set = this.byKey.get(key);
     if (set) for (const fn of [...set]) fn(...args);
   }
+
+  /** Every key that has listeners now. */
+  keys(): string[] {
+    return [...this.byKey.keys()];
+  }
 }

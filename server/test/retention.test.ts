@@ -162,8 +162,19 @@ describe("retention", () => {
     await sql`INSERT INTO host_connections (id, host_id, server_id, replica_id, opened_at, closed_at) VALUES
       (${randomUUID()}, ${host!.id}, ${recentServer}, ${recentReplica}, now() - interval '2 days', now() - interval '1 day')`;
 
+    // Hosts: one abandoned long ago, one as old but with a session (ended within the window), one
+    // as old but connected yesterday, one new.
+    const [abandoned, withSession, connected, fresher] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await sql`INSERT INTO hosts (id, token_hash, created_at, last_connected_at) VALUES
+      (${abandoned}, '\\x00', now() - interval '40 days', now() - interval '39 days'),
+      (${withSession}, '\\x00', now() - interval '40 days', now() - interval '39 days'),
+      (${connected}, '\\x00', now() - interval '40 days', now() - interval '1 day'),
+      (${fresher}, '\\x00', now(), NULL)`;
+    await sql`INSERT INTO sessions (id, status, model, tools, host_id, ended_at) VALUES
+      (${randomUUID()}, 'ended', '{}', '[]', ${withSession}, now())`;
+
     const dry = await prune(sql, "brain", { olderThanSeconds: 30 * DAY, dryRun: true, wait: true });
-    expect(dry).toMatchObject({ idempotencyKeys: 1, hostConnections: 1, replicas: 1, components: 1 });
+    expect(dry).toMatchObject({ idempotencyKeys: 1, hostConnections: 1, replicas: 1, components: 1, hosts: 1 });
     expect(await sql`SELECT 1 FROM servers WHERE id = ${oldServer}`).toHaveLength(1);
 
     await prune(sql, "brain", { olderThanSeconds: 30 * DAY, wait: true });
@@ -177,6 +188,9 @@ describe("retention", () => {
       { id: recentReplica },
     ]);
     expect(await sql`SELECT key_hash FROM idempotency_keys WHERE scope = 'test'`).toHaveLength(1);
+    const hosts = await sql<{ id: string }[]>`
+      SELECT id FROM hosts WHERE id IN (${abandoned}, ${withSession}, ${connected}, ${fresher})`;
+    expect(hosts.map((h) => h.id).sort()).toEqual([withSession, connected, fresher].sort());
     const comps = await sql<
       { sha256: string }[]
     >`SELECT sha256 FROM components WHERE sha256 IN (${unused}, ${used}, ${fresh}) ORDER BY 1`;

@@ -6,7 +6,7 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { claimWorkerCall, timeOutCall } from "@aexhq/brain-db";
+import { claimWorkerCall, isConnectionError, isUnavailable, timeOutCall } from "@aexhq/brain-db";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import { runComponent } from "./drivers/component.js";
 import type { Driver, InvocationDeps } from "./drivers/driver.js";
@@ -59,8 +59,16 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
   } catch (error) {
     // Something of ours failed (a thread that could not start, say): the call is on our
     // connection, so it must not be left open until its deadline.
-    log.error({ err: error }, "running a call failed");
-    if (!running.stopped) await reporter.failWith(setupFailed(`the worker failed: ${(error as Error).message}`));
+    if (isConnectionError(error) || isUnavailable(error)) {
+      // The database went away under the driver: nobody can say how far the call got (an HTTP
+      // request may have gone out), so it is `unknown`, not a permanent setup failure. If the
+      // database is still away, the reporter leaves the end to the repairs.
+      log.warn({ err: error }, "the database went away while running a call");
+      if (!running.stopped) await reporter.failWith({ status: "unknown", cause: "journal_unavailable" });
+    } else {
+      log.error({ err: error }, "running a call failed");
+      if (!running.stopped) await reporter.failWith(setupFailed(`the worker failed: ${(error as Error).message}`));
+    }
   } finally {
     disarm();
     deps.running.remove(running);

@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { openLane } from "../connect.js";
 
 /** How long idempotency keys are kept, whatever the retention window: a retry comes within a day. */
 export const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
@@ -18,6 +19,13 @@ export interface PruneCounts {
   replicas: number;
   servers: number;
   components: number;
+  /**
+   * Host registrations no session refers to any more, unconnected for the window (a registration
+   * with sessions placed in it never expires; once they are all pruned, it may).
+   */
+  hosts: number;
+  /** Journal writers' marks (one per process ever started) not written for the window. */
+  writerMarks: number;
 }
 
 export interface PruneOptions {
@@ -47,7 +55,10 @@ function lockKey(schema: string): string {
  * an active session is read for update. Returns null when another pruner holds the lock.
  */
 export async function prune(sql: Sql, schema: string, options: PruneOptions): Promise<PruneCounts | null> {
-  const reserved = await sql.reserve();
+  // The session lock lives on a one-connection pool of its own, not a reserved connection: a
+  // reserved connection whose backend dies (a database restart mid-prune) crashes the process on
+  // its next query, inside postgres.js. If this one dies, Postgres has released the lock with it.
+  const reserved = openLane(sql, "brain-prune", { onClose: () => {} });
   try {
     const key = lockKey(schema);
     if (options.wait) await reserved`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`;
@@ -61,7 +72,7 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
       await reserved`SELECT pg_advisory_unlock(hashtextextended(${key}, 0))`;
     }
   } finally {
-    reserved.release();
+    await reserved.end({ timeout: 1 }).catch(() => {});
   }
 }
 
@@ -76,6 +87,8 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
     replicas: 0,
     servers: 0,
     components: 0,
+    hosts: 0,
+    writerMarks: 0,
   };
   // Batches until one comes back short: each is its own transaction, so none holds locks long.
   const loop = async (limit: number, step: (limit: number) => Promise<number>): Promise<number> => {
@@ -170,6 +183,31 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
       RETURNING sha256`;
     return rows.length;
   });
+  // After the sessions, connections and replicas above: what is left of a host is its row (and
+  // closed connections older than the window, which go with it by cascade).
+  counts.hosts = await loop(batch, async (limit) => {
+    const rows = await sql`
+      DELETE FROM hosts WHERE id IN (
+        SELECT h.id FROM hosts h
+        WHERE h.created_at < now() - make_interval(secs => ${secs})
+          AND coalesce(h.last_connected_at, h.created_at) < now() - make_interval(secs => ${secs})
+          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.host_id = h.id)
+          AND NOT EXISTS (SELECT 1 FROM session_hosts sh WHERE sh.host_id = h.id)
+          AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.host_id = h.id)
+          AND NOT EXISTS (SELECT 1 FROM host_connections hc WHERE hc.host_id = h.id
+            AND (hc.closed_at IS NULL OR hc.closed_at >= now() - make_interval(secs => ${secs})))
+        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id`;
+    return rows.length;
+  });
+  counts.writerMarks = await loop(batch, async (limit) => {
+    const rows = await sql`
+      DELETE FROM writer_marks WHERE writer_id IN (
+        SELECT writer_id FROM writer_marks WHERE at < now() - make_interval(secs => ${secs})
+        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING writer_id`;
+    return rows.length;
+  });
   return counts;
 }
 
@@ -193,7 +231,15 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
         WHERE s.stopped_at < now() - make_interval(secs => ${secs})
           AND s.heartbeat_at < now() - make_interval(secs => ${secs})) AS servers,
       (SELECT count(*) FROM components c WHERE c.created_at < now() - make_interval(secs => ${secs})
-        AND NOT EXISTS (SELECT 1 FROM sessions s WHERE strpos(s.tools::text, c.sha256) > 0)) AS components`;
+        AND NOT EXISTS (SELECT 1 FROM sessions s WHERE strpos(s.tools::text, c.sha256) > 0)) AS components,
+      (SELECT count(*) FROM hosts h WHERE h.created_at < now() - make_interval(secs => ${secs})
+        AND coalesce(h.last_connected_at, h.created_at) < now() - make_interval(secs => ${secs})
+        AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.host_id = h.id)
+        AND NOT EXISTS (SELECT 1 FROM session_hosts sh WHERE sh.host_id = h.id)
+        AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.host_id = h.id)
+        AND NOT EXISTS (SELECT 1 FROM host_connections hc WHERE hc.host_id = h.id
+          AND (hc.closed_at IS NULL OR hc.closed_at >= now() - make_interval(secs => ${secs})))) AS hosts,
+      (SELECT count(*) FROM writer_marks WHERE at < now() - make_interval(secs => ${secs})) AS "writerMarks"`;
   const r = row!;
   return {
     sessions: Number(r.sessions),
@@ -203,5 +249,7 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
     replicas: Number(r.replicas),
     servers: Number(r.servers),
     components: Number(r.components),
+    hosts: Number(r.hosts),
+    writerMarks: Number(r.writerMarks),
   };
 }
