@@ -1,0 +1,155 @@
+// The journal's invariants, in SQL: each check is one of the product's promises (README: Architecture,
+// Tools: what Brain promises, Failure semantics) and selects the rows that break it. They run in one
+// REPEATABLE READ transaction, so they all see the same snapshot, against Brain's documented views
+// (brain.journal, brain.tool_calls) plus brain.sessions.last_seq, and the run's own records in the
+// schema `chaos`: what the hosts saw invoked and acknowledged, what the clients were acknowledged,
+// and the requests the HTTP Environment's target received.
+import type { Sql } from "postgres";
+
+export interface Check {
+  name: string;
+  promise: string;
+  sql: string;
+}
+
+/** Seconds a call may stay open past its deadline: the pg-boss backstop runs every second, and a
+ * dead server's calls wait for it to be declared dead (3 s). */
+export const DEADLINE_SLACK_SECONDS = 10;
+
+export const CHECKS: Check[] = [
+  {
+    name: "dense sequences",
+    promise: "each session's seq runs 1..last_seq with no gap or duplicate, and sessions.last_seq is the last",
+    sql: `
+      SELECT s.id AS session, s.last_seq, count(j.seq) AS records, count(DISTINCT j.seq) AS distinct_seqs,
+             min(j.seq) AS first_seq, max(j.seq) AS max_seq
+      FROM brain.sessions s LEFT JOIN brain.journal j ON j.session_id = s.id
+      GROUP BY s.id, s.last_seq
+      HAVING count(j.seq) <> s.last_seq OR count(DISTINCT j.seq) <> count(j.seq)
+          OR coalesce(min(j.seq), 1) <> 1 OR coalesce(max(j.seq), 0) <> s.last_seq`,
+  },
+  {
+    name: "one call per tool_call_started",
+    promise: "every tool_call_started record names exactly one call and every call has its record",
+    sql: `
+      SELECT coalesce(j.session_id, c.session_id) AS session, coalesce(j.seq, c.seq) AS seq,
+             j.kind AS record_kind, c.status AS call_status
+      FROM (SELECT session_id, seq, kind FROM brain.journal WHERE kind = 'tool_call_started') j
+      FULL JOIN brain.tool_calls c ON c.session_id = j.session_id AND c.seq = j.seq
+      WHERE j.seq IS NULL OR c.seq IS NULL`,
+  },
+  {
+    name: "exactly one terminal record per ended call",
+    promise: "an ended call has one tool_call_ended (first terminal cause wins); an open call has none",
+    sql: `
+      WITH ends AS (
+        SELECT session_id, (payload->>'call')::bigint AS call, count(*) AS n
+        FROM brain.journal WHERE kind = 'tool_call_ended' GROUP BY 1, 2
+      )
+      SELECT coalesce(c.session_id, e.session_id) AS session, coalesce(c.seq, e.call) AS call,
+             c.status, coalesce(e.n, 0) AS terminal_records
+      FROM brain.tool_calls c FULL JOIN ends e ON e.session_id = c.session_id AND e.call = c.seq
+      WHERE c.seq IS NULL
+         OR (c.status = 'ended' AND coalesce(e.n, 0) <> 1)
+         OR (c.status <> 'ended' AND coalesce(e.n, 0) <> 0)`,
+  },
+  {
+    name: "no call open past its deadline",
+    promise: `a call ends by its deadline (the durable backstop included), within ${DEADLINE_SLACK_SECONDS} s`,
+    sql: `
+      SELECT session_id AS session, seq AS call, tool, status, deadline_at, now() - deadline_at AS overdue
+      FROM brain.tool_calls
+      WHERE status <> 'ended' AND deadline_at < now() - interval '${DEADLINE_SLACK_SECONDS} seconds'`,
+  },
+  {
+    name: "host handlers ran at most once",
+    promise: "an invocation is sent at most once: no call's handler ran twice",
+    sql: `
+      SELECT session, call, count(*) AS invocations, array_agg(pid) AS pids
+      FROM chaos.invocations GROUP BY session, call HAVING count(*) > 1`,
+  },
+  {
+    name: "host handlers ran only for journaled calls",
+    promise: "intent before effect: a handler runs only for a committed tool_call_started of its tool",
+    sql: `
+      SELECT i.session, i.call, i.tool, c.tool AS journaled_tool
+      FROM chaos.invocations i LEFT JOIN brain.tool_calls c ON c.session_id = i.session AND c.seq = i.call
+      WHERE c.seq IS NULL OR c.tool <> i.tool`,
+  },
+  {
+    name: "HTTP Environment calls ran at most once",
+    promise: "a worker call runs at most once (claimed once, never retried): one request per call",
+    sql: `SELECT n, requests FROM chaos.http_requests WHERE requests > 1`,
+  },
+  {
+    name: "HTTP Environment calls ran only for journaled calls",
+    promise: "intent before effect, for worker calls: each request matches a committed fetch call",
+    sql: `
+      SELECT r.n FROM chaos.http_requests r
+      WHERE NOT EXISTS (
+        SELECT 1 FROM brain.journal j
+        WHERE j.kind = 'tool_call_started' AND j.payload->>'tool' = 'fetch' AND (j.payload->'input'->>'n')::bigint = r.n)`,
+  },
+  {
+    name: "every acknowledged write is in the journal",
+    promise: "an ack (emit's seq, a result's seq, a message's or turn's sequence) means that record committed",
+    sql: `
+      SELECT a.source, a.session, a.seq, a.kind AS acked_kind, j.kind AS journal_kind
+      FROM chaos.acks a LEFT JOIN brain.journal j ON j.session_id = a.session AND j.seq = a.seq
+      WHERE j.kind IS DISTINCT FROM a.kind
+         OR (a.call IS NOT NULL AND a.kind = 'tool_result' AND (j.payload->>'call')::bigint IS DISTINCT FROM a.call)`,
+  },
+  {
+    name: "every acknowledged finish ended its call ok",
+    promise: "a finish that resolved committed the call's completion: it ended, with status ok",
+    sql: `
+      SELECT f.session, f.call, c.status, c.outcome->>'status' AS outcome
+      FROM chaos.finished f LEFT JOIN brain.tool_calls c ON c.session_id = f.session AND c.seq = f.call
+      WHERE c.status IS DISTINCT FROM 'ended' OR c.outcome->>'status' IS DISTINCT FROM 'ok'`,
+  },
+];
+
+/** The run's own records, loaded next to Brain's schema so the checks can join them. */
+export interface RunRecords {
+  invocations: { session: string; call: number; tool: string; n: number; pid: number }[];
+  acks: { source: string; session: string; seq: number; kind: string; call: number | null }[];
+  finished: { session: string; call: number }[];
+  httpRequests: { n: number; requests: number }[];
+}
+
+export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<void> {
+  await sql.unsafe(`
+    DROP SCHEMA IF EXISTS chaos CASCADE;
+    CREATE SCHEMA chaos;
+    CREATE TABLE chaos.invocations (session uuid, call bigint, tool text, n bigint, pid int);
+    CREATE TABLE chaos.acks (source text, session uuid, seq bigint, kind text, call bigint);
+    CREATE TABLE chaos.finished (session uuid, call bigint);
+    CREATE TABLE chaos.http_requests (n bigint, requests int);`);
+  const insert = async (table: string, rows: object[]) => {
+    for (let i = 0; i < rows.length; i += 1_000) {
+      // biome-ignore lint/suspicious/noExplicitAny: postgres.js's row helper takes any record shape.
+      await sql`INSERT INTO ${sql(table)} ${sql(rows.slice(i, i + 1_000) as any)}`;
+    }
+  };
+  await insert("chaos.invocations", records.invocations);
+  await insert("chaos.acks", records.acks);
+  await insert("chaos.finished", records.finished);
+  await insert("chaos.http_requests", records.httpRequests);
+}
+
+export interface CheckResult {
+  check: Check;
+  violations: number;
+  sample: Record<string, unknown>[];
+}
+
+export async function runChecks(sql: Sql): Promise<CheckResult[]> {
+  return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+    const results: CheckResult[] = [];
+    for (const check of CHECKS) {
+      const rows = await tx.unsafe(check.sql);
+      results.push({ check, violations: rows.length, sample: rows.slice(0, 5) as Record<string, unknown>[] });
+    }
+    return results;
+  }) as Promise<CheckResult[]>;
+}
