@@ -33,6 +33,7 @@ export class Faults {
     private readonly kinds: FaultKind[],
     private readonly targets: FaultTargets,
     private readonly elapsed: () => number,
+    private readonly say: (line: string) => void,
   ) {}
 
   /** Injects faults until `until` (ms since the epoch), `gapMs` apart. */
@@ -49,6 +50,7 @@ export class Faults {
       } catch (error) {
         entry.error = (error as Error).message.split("\n")[0];
       }
+      this.say(`fault ${kind}: ${entry.error ? `failed: ${entry.error}` : entry.detail}`);
     }
   }
 

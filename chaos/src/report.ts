@@ -90,9 +90,19 @@ export function printReport(r: Report): boolean {
     for (const row of sample) out(`       ${JSON.stringify(row)}`);
   }
   line(r.exits.length === 0, "no process exited on its own", r.exits.length === 0 ? "" : `${r.exits.length} exit(s)`);
+  // Grouped by process and by the error it printed; the first of each group with its last lines.
+  const groups = new Map<string, UnexpectedExit[]>();
   for (const e of r.exits) {
-    out(`       ${e.name} pid ${e.pid} exited ${e.code ?? e.signal} at ${e.at} s; last lines:`);
-    for (const l of e.tail.slice(-6)) out(`         ${l.slice(0, 240)}`);
+    const error = [...e.tail].reverse().find((l) => /error|fatal|brain:/i.test(l)) ?? "";
+    const key = `${e.name.replace(/-\d+$/, "")} ${e.code ?? e.signal} ${error.trim()}`;
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  for (const [, [first, ...rest]] of groups) {
+    if (!first) continue;
+    out(
+      `       ${first.name} exited ${first.code ?? first.signal} at ${first.at} s (and ${rest.length} more like it); last lines:`,
+    );
+    for (const l of first.tail.filter((l) => l.trim()).slice(-4)) out(`         ${l.slice(0, 240)}`);
   }
   line(
     r.liveness.unresponsive.length === 0,

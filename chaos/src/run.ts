@@ -52,7 +52,7 @@ const load = new Load({
   liveUrls: () => stack.serverUrls.filter((_, i) => stack.servers[i]!.alive),
 });
 load.start(stack.sessions);
-const faults = new Faults(rng, options.faults, { cluster, ...stack, supervisor }, elapsed);
+const faults = new Faults(rng, options.faults, { cluster, ...stack, supervisor }, elapsed, say);
 await faults.run(Date.now() + options.seconds * 1_000, options.faultGapMs);
 say(`faults stopped after ${faults.log.length}; quiet period`);
 await load.stop();
