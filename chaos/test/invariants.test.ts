@@ -1,0 +1,119 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { loadRunRecords, type RunRecords, runChecks } from "../src/invariants.js";
+
+// The chaos suite's checks must be able to fail: a small consistent journal passes every check,
+// and each way of breaking a promise is reported by its own check. The journal is written with
+// SQL here (no server), so each breakage is exact.
+
+let db: TestDatabase;
+let session: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** One session: a message, a `quick` call that ended ok, seq 1..5. */
+beforeEach(async () => {
+  const sql = db.sql;
+  await sql`TRUNCATE sessions CASCADE`;
+  session = randomUUID();
+  await sql`INSERT INTO sessions (id, model, tools, last_seq) VALUES (${session}, '{}', '[]', 5)`;
+  const records: [number, string, object][] = [
+    [1, "session_created", {}],
+    [2, "user_message", { text: "go" }],
+    [3, "tool_call_started", { tool: "fetch", input: { n: 7 } }],
+    [4, "tool_result", { call: 3 }],
+    [5, "tool_call_ended", { call: 3, outcome: { status: "ok" } }],
+  ];
+  for (const [seq, kind, payload] of records) {
+    await sql`INSERT INTO records (session_id, seq, kind, payload) VALUES (${session}, ${seq}, ${kind}, ${sql.json(payload)})`;
+  }
+  await sql`
+    INSERT INTO calls (session_id, seq, tool, activation_seq, state, outcome, deadline_at, ended_at)
+    VALUES (${session}, 3, 'fetch', 2, 'ended', '{"status":"ok"}', now() + interval '1 minute', now())`;
+});
+
+function records(): RunRecords {
+  return {
+    invocations: [{ session, call: 3, tool: "fetch", n: 7, pid: 1 }],
+    acks: [
+      { source: "client", session, seq: 2, kind: "user_message", call: null },
+      { source: "host", session, seq: 4, kind: "tool_result", call: 3 },
+    ],
+    finished: [{ session, call: 3 }],
+    httpRequests: [{ n: 7, requests: 1 }],
+  };
+}
+
+async function failing(run: RunRecords = records()): Promise<string[]> {
+  await loadRunRecords(db.sql, run);
+  return (await runChecks(db.sql)).filter((r) => r.violations > 0).map((r) => r.check.name);
+}
+
+describe("chaos invariants", () => {
+  it("a consistent journal passes every check", async () => {
+    expect(await failing()).toEqual([]);
+  });
+
+  it("a gap in the sequence, or last_seq off", async () => {
+    await db.sql`DELETE FROM records WHERE session_id = ${session} AND seq = 2`;
+    expect(await failing({ ...records(), acks: [] })).toEqual(["dense sequences"]);
+    await db.sql`UPDATE sessions SET last_seq = 9`;
+    expect(await failing({ ...records(), acks: [] })).toEqual(["dense sequences"]);
+  });
+
+  it("a second terminal record, or one for an open call", async () => {
+    await db.sql`INSERT INTO records VALUES (${session}, 6, 'tool_call_ended', '{"call":3}')`;
+    await db.sql`UPDATE sessions SET last_seq = 6`;
+    expect(await failing()).toEqual(["exactly one terminal record per ended call"]);
+    await db.sql`DELETE FROM records WHERE seq = 6`;
+    await db.sql`UPDATE sessions SET last_seq = 5`;
+    await db.sql`UPDATE calls SET state = 'running', outcome = NULL`;
+    expect(await failing({ ...records(), finished: [] })).toEqual(["exactly one terminal record per ended call"]);
+  });
+
+  it("an open call past its deadline", async () => {
+    await db.sql`DELETE FROM records WHERE seq = 5`;
+    await db.sql`UPDATE sessions SET last_seq = 4`;
+    await db.sql`UPDATE calls SET state = 'running', outcome = NULL, deadline_at = now() - interval '1 minute'`;
+    expect(await failing({ ...records(), finished: [] })).toEqual(["no call open past its deadline"]);
+  });
+
+  it("a handler run twice, or for a call never journaled", async () => {
+    const r = records();
+    r.invocations.push({ ...r.invocations[0]!, pid: 2 });
+    expect(await failing(r)).toEqual(["host handlers ran at most once"]);
+    expect(await failing({ ...records(), invocations: [{ session, call: 4, tool: "quick", n: 8, pid: 1 }] })).toEqual([
+      "host handlers ran only for journaled calls",
+    ]);
+  });
+
+  it("an HTTP Environment request twice, or for no call", async () => {
+    expect(await failing({ ...records(), httpRequests: [{ n: 7, requests: 2 }] })).toEqual([
+      "HTTP Environment calls ran at most once",
+    ]);
+    expect(await failing({ ...records(), httpRequests: [{ n: 8, requests: 1 }] })).toEqual([
+      "HTTP Environment calls ran only for journaled calls",
+    ]);
+  });
+
+  it("an acknowledged write missing, or of another kind or call", async () => {
+    for (const ack of [
+      { source: "client", session, seq: 6, kind: "user_message", call: null },
+      { source: "client", session, seq: 1, kind: "activation_ended", call: null },
+      { source: "host", session, seq: 4, kind: "tool_result", call: 9 },
+    ]) {
+      expect(await failing({ ...records(), acks: [ack] })).toEqual(["every acknowledged write is in the journal"]);
+    }
+  });
+
+  it("an acknowledged finish whose call did not end ok", async () => {
+    await db.sql`UPDATE calls SET outcome = '{"status":"timeout"}'`;
+    expect(await failing()).toEqual(["every acknowledged finish ended its call ok"]);
+  });
+});
