@@ -56,6 +56,10 @@ export class Managed {
     running.add(child);
     const log = join(this.runDir, `${this.name}.log`);
     appendFileSync(log, `\n--- ${new Date().toISOString()} pid ${child.pid} ---\n`);
+    // An exit before the ready line is a failed start (start() rejects; the supervisor retries):
+    // e.g. a server that cannot reach Postgres while it restarts. Only a running process that
+    // exits by itself is a violation.
+    let ready = false;
     let buffer = "";
     let onLine: ((line: string) => void) | undefined;
     const take = (chunk: Buffer) => {
@@ -74,7 +78,7 @@ export class Managed {
     this.exited = new Promise((done) =>
       child.once("exit", (code, signal) => {
         running.delete(child);
-        if (!this.killing) {
+        if (!this.killing && ready) {
           this.onUnexpectedExit({ name: this.name, pid: child.pid ?? 0, code, signal, at: 0, tail: [...this.tail] });
         }
         done();
@@ -85,13 +89,20 @@ export class Managed {
       const fail = (why: string) => {
         clearTimeout(timer);
         onLine = undefined;
-        reject(new Error(`${this.name}: ${why}\n${this.tail.join("\n")}`));
+        // A start that timed out is abandoned for good: the supervisor starts a fresh one.
+        if (this.child === child && this.alive) {
+          this.killing = true;
+          child.kill("SIGKILL");
+        }
+        const last = this.tail.filter((l) => l.trim()).pop() ?? "";
+        reject(new Error(`${this.name}: ${why}: ${last.trim()}\n${this.tail.join("\n")}`));
       };
       onLine = (line) => {
         const match = line.match(this.ready);
         if (!match) return;
         clearTimeout(timer);
         onLine = undefined;
+        ready = true;
         resolve(match);
       };
       child.once("exit", () => fail("exited before it was ready"));
