@@ -6,7 +6,7 @@ import postgres from "postgres";
 import type { FaultKind } from "./args.js";
 import type { Cluster } from "./cluster.js";
 import type { Managed } from "./processes.js";
-import type { Rng } from "./rng.js";
+import { Rng } from "./rng.js";
 import type { Supervisor } from "./supervisor.js";
 
 export interface FaultLog {
@@ -43,10 +43,13 @@ export class Faults {
       await sleep(this.rng.int(gapMs[0], gapMs[1]));
       if (Date.now() >= until) break;
       const kind = this.rng.pick(this.kinds);
+      // The fault's own choices come from a generator of its own, so a choice that depends on
+      // the run (how many backends there are) does not shift the rest of the schedule.
+      const own = new Rng(this.rng.int(0, 2 ** 31 - 1));
       const entry: FaultLog = { at: this.elapsed(), kind, detail: "" };
       this.log.push(entry);
       try {
-        entry.detail = await this.inject(kind);
+        entry.detail = await this.inject(kind, own);
       } catch (error) {
         entry.error = (error as Error).message.split("\n")[0];
       }
@@ -54,15 +57,15 @@ export class Faults {
     }
   }
 
-  private async inject(kind: FaultKind): Promise<string> {
+  private async inject(kind: FaultKind, rng: Rng): Promise<string> {
     const { cluster, servers, workers, hosts, supervisor } = this.targets;
     switch (kind) {
       case "server_kill":
-        return this.killFor(this.rng.pick(servers), supervisor);
+        return this.killFor(rng.pick(servers), supervisor, rng);
       case "worker_kill":
-        return this.killFor(this.rng.pick(workers), supervisor);
+        return this.killFor(rng.pick(workers), supervisor, rng);
       case "host_kill":
-        return this.killFor(this.rng.pick(hosts), supervisor);
+        return this.killFor(rng.pick(hosts), supervisor, rng);
       case "pg_restart_fast":
       case "pg_restart_immediate": {
         const started = Date.now();
@@ -70,13 +73,13 @@ export class Faults {
         return `down ${Date.now() - started} ms`;
       }
       case "pg_terminate_backends":
-        return terminateBackends(cluster.url, this.rng.next() < 0.5 ? "all" : "half", this.rng);
+        return terminateBackends(cluster.url, rng.next() < 0.5 ? "all" : "half", rng);
     }
   }
 
   /** SIGKILL, held down 0.3–3 s, then the supervisor starts it again. */
-  private async killFor(target: Managed, supervisor: Supervisor): Promise<string> {
-    const down = this.rng.int(300, 3_000);
+  private async killFor(target: Managed, supervisor: Supervisor, rng: Rng): Promise<string> {
+    const down = rng.int(300, 3_000);
     supervisor.hold(target);
     const pid = target.pid;
     await target.kill("SIGKILL");

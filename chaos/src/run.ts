@@ -1,6 +1,6 @@
 // `npm run chaos`: Brain under load while processes and Postgres fail at random points, then the
 // journal's invariants checked in SQL. Exits non-zero on any violation. See README: Chaos.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -20,6 +20,8 @@ import { Supervisor } from "./supervisor.js";
 import { startTarget } from "./target.js";
 
 const options = parseOptions(process.argv.slice(2));
+// Ctrl-C or a CI timeout: exit through the exit hooks, which kill the children and stop Postgres.
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
 const started = Date.now();
 const elapsed = () => Math.round((Date.now() - started) / 100) / 10;
 const say = (line: string) => console.log(`[chaos ${elapsed().toFixed(1).padStart(6)} s] ${line}`);
@@ -110,5 +112,10 @@ const ok = printReport({
   results,
 });
 if (ok && !options.keep) rmSync(runDir, { recursive: true, force: true });
-else console.log(`run directory (server, worker, host and Postgres logs): ${runDir}`);
+else {
+  // The logs stay; the cluster's data files (tens of MB) go, unless asked to keep everything.
+  renameSync(cluster.logFile, join(runDir, "postgres.log"));
+  if (!options.keep) rmSync(join(runDir, "pg"), { recursive: true, force: true });
+  console.log(`run directory (server, worker, host and Postgres logs): ${runDir}`);
+}
 process.exit(ok ? 0 : 1);
