@@ -1,7 +1,7 @@
 // The journal's invariants, in SQL: each check is one of the product's promises (README: Architecture,
 // Tools: what Brain promises, Failure semantics) and selects the rows that break it. They run in one
 // REPEATABLE READ transaction, so they all see the same snapshot, against Brain's documented views
-// (brain.journal, brain.tool_calls) plus brain.sessions.last_seq, and the run's own records in the
+// (brain.journal, brain.tool_calls, brain.model_calls) plus sessions.last_seq, and the run's own records in the
 // schema `chaos`: what the hosts saw invoked and acknowledged, what the clients were acknowledged,
 // and the requests the HTTP Environment's target received.
 import type { Sql } from "postgres";
@@ -15,6 +15,9 @@ export interface Check {
 /** Seconds a call may stay open past its deadline: the pg-boss backstop runs every second, and a
  * dead server's calls wait for it to be declared dead (3 s). */
 export const DEADLINE_SLACK_SECONDS = 10;
+/** An activation or model call older than this at check time (after the quiet period) is stuck:
+ * the scripted model answers at once and every tool has a deadline under 10 s. */
+export const STUCK_SECONDS = 30;
 
 export const CHECKS: Check[] = [
   {
@@ -60,6 +63,32 @@ export const CHECKS: Check[] = [
       SELECT session_id AS session, seq AS call, tool, status, deadline_at, now() - deadline_at AS overdue
       FROM brain.tool_calls
       WHERE status <> 'ended' AND deadline_at < now() - interval '${DEADLINE_SLACK_SECONDS} seconds'`,
+  },
+  {
+    name: "every activation ends once",
+    promise: "an activation ends exactly once; one cut off by a crash is ended (failed) by whoever resumes the session",
+    sql: `
+      WITH ends AS (
+        SELECT session_id, (payload->>'activation')::bigint AS activation, count(*) AS n
+        FROM brain.journal WHERE kind = 'activation_ended' GROUP BY 1, 2
+      )
+      SELECT coalesce(a.session_id, e.session_id) AS session, coalesce(a.seq, e.activation) AS activation,
+             a.created_at AS started_at, coalesce(e.n, 0) AS ends
+      FROM (SELECT session_id, seq, created_at FROM brain.journal WHERE kind = 'activation_started') a
+      FULL JOIN ends e ON e.session_id = a.session_id AND e.activation = a.seq
+      WHERE a.seq IS NULL OR coalesce(e.n, 0) > 1
+         OR (e.n IS NULL AND a.created_at < now() - interval '${STUCK_SECONDS} seconds')`,
+  },
+  {
+    name: "every model call ends once",
+    promise: "a model call ends exactly once; one cut off by a crash is recorded unknown, never left open",
+    sql: `
+      SELECT m.session_id AS session, m.seq AS call, m.origin, m.started_at, count(e.seq) AS ends
+      FROM brain.model_calls m
+      LEFT JOIN brain.journal e
+        ON e.session_id = m.session_id AND e.kind = 'model_call_ended' AND (e.payload->>'call')::bigint = m.seq
+      GROUP BY m.session_id, m.seq, m.origin, m.started_at
+      HAVING count(e.seq) > 1 OR (count(e.seq) = 0 AND m.started_at < now() - interval '${STUCK_SECONDS} seconds')`,
   },
   {
     name: "host handlers ran at most once",
