@@ -22,6 +22,12 @@ import { startTarget } from "./target.js";
 const options = parseOptions(process.argv.slice(2));
 // Ctrl-C or a CI timeout: exit through the exit hooks, which kill the children and stop Postgres.
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+// Bounded whatever happens: a run that wedges (a server that never answers) ends here.
+const WATCHDOG_S = options.seconds + 300;
+setTimeout(() => {
+  console.error(`chaos: still running after ${WATCHDOG_S} s; giving up (seed ${options.seed})`);
+  process.exit(2);
+}, WATCHDOG_S * 1_000).unref();
 const started = Date.now();
 const elapsed = () => Math.round((Date.now() - started) / 100) / 10;
 const say = (line: string) => console.log(`[chaos ${elapsed().toFixed(1).padStart(6)} s] ${line}`);
@@ -65,7 +71,7 @@ await supervisor.reviveAll();
 const liveness: Liveness = { recovered: 0, notRecovered: [], unresponsive: [] };
 await Promise.all(
   stack.sessions.map(async (id) => {
-    if (await load.send(id, `${id}-final`, "final message", 10)) liveness.recovered++;
+    if (await load.send(id, `${id}-final`, "final message", 6)) liveness.recovered++;
     else liveness.notRecovered.push(id);
   }),
 );
