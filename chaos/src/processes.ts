@@ -12,6 +12,8 @@ export interface UnexpectedExit {
   signal: NodeJS.Signals | null;
   /** Seconds since the run started. */
   at: number;
+  /** The last line that names an error (an uncaught exception, the server's own "brain: ..."). */
+  error: string;
   tail: string[];
 }
 
@@ -24,6 +26,7 @@ export class Managed {
   private child: ChildProcess | undefined;
   private killing = false;
   private tail: string[] = [];
+  private lastError = "";
   private exited: Promise<void> = Promise.resolve();
   restarts = 0;
 
@@ -53,6 +56,7 @@ export class Managed {
     });
     this.child = child;
     this.killing = false;
+    this.lastError = "";
     running.add(child);
     const log = join(this.runDir, `${this.name}.log`);
     appendFileSync(log, `\n--- ${new Date().toISOString()} pid ${child.pid} ---\n`);
@@ -69,6 +73,7 @@ export class Managed {
       buffer = lines.pop() ?? "";
       for (const line of lines) {
         this.tail.push(line);
+        if (/^(\w*Error\b|brain(-worker)?: )/.test(line)) this.lastError = line.trim();
         if (this.tail.length > 40) this.tail.shift();
         onLine?.(line);
       }
@@ -79,7 +84,15 @@ export class Managed {
       child.once("exit", (code, signal) => {
         running.delete(child);
         if (!this.killing && ready) {
-          this.onUnexpectedExit({ name: this.name, pid: child.pid ?? 0, code, signal, at: 0, tail: [...this.tail] });
+          this.onUnexpectedExit({
+            name: this.name,
+            pid: child.pid ?? 0,
+            code,
+            signal,
+            at: 0,
+            error: this.lastError,
+            tail: [...this.tail],
+          });
         }
         done();
       }),

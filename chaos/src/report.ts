@@ -90,19 +90,19 @@ export function printReport(r: Report): boolean {
     for (const row of sample) out(`       ${JSON.stringify(row)}`);
   }
   line(r.exits.length === 0, "no process exited on its own", r.exits.length === 0 ? "" : `${r.exits.length} exit(s)`);
-  // Grouped by process and by the error it printed; the first of each group with its last lines.
+  // Grouped by process kind and the error it printed; the first of each group with its last lines.
   const groups = new Map<string, UnexpectedExit[]>();
   for (const e of r.exits) {
-    const error = [...e.tail].reverse().find((l) => /error|fatal|brain:/i.test(l)) ?? "";
-    const key = `${e.name.replace(/-\d+$/, "")} ${e.code ?? e.signal} ${error.trim()}`;
+    const key = `${e.name.replace(/-\d+$/, "")} ${e.code ?? e.signal} ${e.error}`;
     groups.set(key, [...(groups.get(key) ?? []), e]);
   }
-  for (const [, [first, ...rest]] of groups) {
-    if (!first) continue;
-    out(
-      `       ${first.name} exited ${first.code ?? first.signal} at ${first.at} s (and ${rest.length} more like it); last lines:`,
-    );
-    for (const l of first.tail.filter((l) => l.trim()).slice(-4)) out(`         ${l.slice(0, 240)}`);
+  for (const [, group] of groups) {
+    const first = group[0]!;
+    const names = [...new Set(group.map((e) => e.name))].join(", ");
+    const how = `${group.length} exit(s) ${first.code ?? first.signal}, first at ${first.at} s`;
+    out(`       ${names}: ${how}: ${first.error || "(no error line)"}`);
+    for (const l of first.tail.filter((l) => l.trim() && !l.startsWith("{")).slice(-4))
+      out(`         ${l.slice(0, 200)}`);
   }
   line(
     r.liveness.unresponsive.length === 0,
