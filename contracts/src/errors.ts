@@ -9,6 +9,11 @@
  */
 export const ERROR_CODES = {
   unauthorized: { http: 401, scope: "api", message: "Missing or invalid bearer token." },
+  forbidden: {
+    http: 403,
+    scope: "api",
+    message: "An application token may not do this (token administration needs the operator token).",
+  },
   not_found: { http: 404, scope: "api", message: "No such resource." },
   invalid_request: { http: 400, scope: "api", message: "The request body, query or parameters failed validation." },
   body_too_large: { http: 413, scope: "api", message: "The request body exceeds the server's limit." },
@@ -70,6 +75,16 @@ export const ERROR_CODES = {
     message: "The call's Environment was not granted model calls (an HTTP Environment's grants.model).",
   },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
+  database_unavailable: {
+    http: 503,
+    scope: "api",
+    message: "Brain cannot reach its database; nothing was written. Retry once /readyz answers ready.",
+  },
+  commit_unknown: {
+    http: 503,
+    scope: "api",
+    message: "The database went away during the commit and did not come back in time: the write may have been kept.",
+  },
   internal_error: { http: 500, scope: "api", message: "An unexpected server error; it has been logged." },
   invalid_frame: { http: 400, scope: "api", message: "A WebSocket frame failed validation; it was ignored." },
   frame_too_large: { http: 413, scope: "api", message: "A WebSocket frame exceeds the frame size limit." },
@@ -85,6 +100,12 @@ export const ERROR_CODES = {
     http: 409,
     scope: "api",
     message: "The activation's BRAIN_MAX_EMITTED_BYTES budget would be exceeded; the emission was rejected.",
+  },
+  unstorable_text: {
+    http: 400,
+    scope: "api",
+    message:
+      "The frame carries text Postgres cannot store (a NUL character or an unpaired UTF-16 surrogate); none of it was stored.",
   },
   tool_error: { http: 200, scope: "outcome", message: "The tool's function threw an exception." },
   invalid_input: { http: 200, scope: "outcome", message: "The tool input failed the tool's input schema." },
@@ -119,6 +140,11 @@ export const ERROR_CODES = {
     http: 200,
     scope: "outcome",
     message: "A tool's model request was stopped: the tool finished, was interrupted or reached its deadline.",
+  },
+  model_call_lost: {
+    http: 200,
+    scope: "outcome",
+    message: "The server making the turn's model call was lost; its outcome is unknown and it is not replayed.",
   },
   http_error: {
     http: 200,
@@ -160,6 +186,11 @@ export const ERROR_CODES = {
     message: "The HTTP tool request has been answered; no work continues beyond its lifetime.",
   },
   request_failed: { http: 0, scope: "sdk", message: "An HTTP request to Brain failed without a Brain error body." },
+  turn_cancelled: {
+    http: 0,
+    scope: "sdk",
+    message: "The turn was cancelled (session.cancel()) or its session ended before it answered.",
+  },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

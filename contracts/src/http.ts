@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TOOL_NAME_PATTERN } from "./journal.js";
 import { MAX_MESSAGE_CHARS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
 import { OutcomeSchema } from "./outcome.js";
+import { isStorableText } from "./storable.js";
 
 /** Bodies and answers of the HTTP API (`/v1`). Each is the single definition both ends use. */
 
@@ -212,16 +213,12 @@ export const ListSessionsQuerySchema = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
-/** Text Postgres can store: no NUL characters, no unpaired UTF-16 surrogates. */
-const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const storable = (t: string) => !t.includes("\u0000") && !UNPAIRED_SURROGATE.test(t);
-
 export const PostMessageBodySchema = z.strictObject({
   text: z
     .string()
     .min(1)
     .max(MAX_MESSAGE_CHARS)
-    .refine(storable, "NUL characters and unpaired surrogates cannot be stored"),
+    .refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
   /** Hold the request until the activation this message starts has ended. */
   wait: z.boolean().default(false),
 });
@@ -230,6 +227,8 @@ export const ActivationResultSchema = z.object({
   sequence: z.number().int(),
   status: z.enum(["completed", "cancelled", "failed"]),
   text: z.string(),
+  /** Why a failed activation failed: an error code (e.g. model_budget_exceeded) and a message. */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 
 export const PostMessageResultSchema = z.object({
@@ -262,6 +261,27 @@ export const RegisteredHostSchema = z.object({
   /** Shown once; Brain keeps only its SHA-256. */
   token: z.string(),
 });
+
+/** Application tokens start with this, so a leaked one is easy to find (and to scan for). */
+export const APP_TOKEN_PREFIX = "brain_app_";
+
+/** POST /v1/tokens (operator only). */
+export const CreateTokenBodySchema = z.strictObject({
+  name: z.string().min(1).max(128).refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
+});
+
+/** An application token as listed: never the token itself, which only its creation shows. */
+export const AppTokenSchema = z.object({
+  id: Uuid,
+  name: z.string(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+
+/** POST /v1/tokens: the token is shown here once; Brain keeps only its SHA-256. */
+export const CreatedTokenSchema = AppTokenSchema.extend({ token: z.string().startsWith(APP_TOKEN_PREFIX) });
+
+export const AppTokenListSchema = z.object({ tokens: z.array(AppTokenSchema) });
 
 /** POST /v1/sessions/:id/cancel: the cancel_requested record. */
 export const CancelTurnResultSchema = z.object({ sequence: z.number().int() });
@@ -316,6 +336,8 @@ export const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 
+export type AppToken = z.infer<typeof AppTokenSchema>;
+export type CreatedToken = z.infer<typeof CreatedTokenSchema>;
 export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
 export type EnvironmentSpec = z.infer<typeof EnvironmentSpecSchema>;
 export type EnvironmentPatch = z.infer<typeof EnvironmentPatchSchema>;

@@ -6,5 +6,6 @@ export * from "./json.js";
 export * from "./limits.js";
 export * from "./model.js";
 export * from "./outcome.js";
+export * from "./storable.js";
 export * from "./timers.js";
 export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";

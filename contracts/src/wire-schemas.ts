@@ -1,11 +1,15 @@
 import { z } from "zod";
 import { HostFrameSchema, ServerFrameSchema } from "./frames.js";
 import {
+  AppTokenListSchema,
+  AppTokenSchema,
   CallFrameBodySchema,
   CallFrameResultSchema,
   CancelCallResultSchema,
   CancelTurnResultSchema,
+  CreatedTokenSchema,
   CreateSessionBodySchema,
+  CreateTokenBodySchema,
   ErrorBodySchema,
   HttpToolInvocationSchema,
   JournalEventSchema,
@@ -33,6 +37,10 @@ export const wireSchemas: Record<string, z.ZodType> = {
   "cancel-turn-result": CancelTurnResultSchema,
   "cancel-call-result": CancelCallResultSchema,
   "session-tools": SessionToolsSchema,
+  "create-token-body": CreateTokenBodySchema,
+  "created-token": CreatedTokenSchema,
+  "app-token": AppTokenSchema,
+  "app-token-list": AppTokenListSchema,
   "http-tool-invocation": HttpToolInvocationSchema,
   "call-frame-body": CallFrameBodySchema,
   "call-frame-result": CallFrameResultSchema,

@@ -28,8 +28,13 @@ export interface EmbeddedPostgresOptions {
 export interface EmbeddedPostgres {
   /** URL of the `postgres` database, with credentials. */
   url: string;
-  /** Fast shutdown (SIGINT); resolves when the postmaster has exited. */
-  stop(): Promise<void>;
+  /** The TCP port it listens on: a restart on the same data directory can take it again. */
+  port: number;
+  /**
+   * Fast shutdown (SIGINT) by default, or immediate (SIGQUIT: no checkpoint, crash recovery on the
+   * next start, as after a power cut); resolves when the postmaster has exited.
+   */
+  stop(mode?: "fast" | "immediate"): Promise<void>;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
@@ -51,7 +56,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const port = options.port ?? (await freePort());
     try {
       const child = await launch(bin.postgres, dataDir, port, ids, log);
-      return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`, stop: () => shutdown(child) };
+      return {
+        url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+        port,
+        stop: (mode = "fast") => shutdown(child, mode),
+      };
     } catch (error) {
       if (options.port !== undefined || attempt === 3) throw error;
     }
@@ -239,10 +248,10 @@ async function launch(
   return child;
 }
 
-async function shutdown(child: ChildProcess): Promise<void> {
+async function shutdown(child: ChildProcess, mode: "fast" | "immediate"): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
-  child.kill("SIGINT");
+  child.kill(mode === "fast" ? "SIGINT" : "SIGQUIT");
   // SIGQUIT is Postgres's immediate shutdown, for a server stuck in a fast one.
   const timer = setTimeout(() => child.kill("SIGQUIT"), 10_000);
   await exited;

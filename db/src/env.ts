@@ -1,11 +1,15 @@
 import { z } from "zod";
+import { brainSchemaProblem } from "./schema-name.js";
 import { loadOrCreateDevSecretKey, parseSecretKey } from "./secrets.js";
 
 /** Settings every Brain process (server or worker) reads the same way from its environment. */
 export const SharedEnvSchema = z.object({
   BRAIN_SCHEMA: z
     .string()
-    .regex(/^[a-z_][a-z0-9_]{0,47}$/, "lower-case letters, digits and _")
+    .superRefine((name, ctx) => {
+      const problem = brainSchemaProblem(name);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
     .default("brain"),
   BRAIN_MAX_EMITTED_BYTES: z.coerce
     .number()

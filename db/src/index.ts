@@ -1,4 +1,9 @@
 export {
+  type AvailabilityOptions,
+  DatabaseAvailability,
+  isConnectionError,
+} from "./availability.js";
+export {
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,
@@ -15,8 +20,17 @@ export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, t
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
 export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
-export { channelFor, listenForCommits } from "./listener.js";
+export { isDataException } from "./errors.js";
+export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
+export {
+  type AppTokenRow,
+  activeAppTokenId,
+  insertAppToken,
+  listAppTokens,
+  revokeAppToken,
+  sessionTokenId,
+} from "./ops/app-tokens.js";
 export {
   type Appended,
   type AppendGuard,
@@ -30,6 +44,7 @@ export {
   type CallAction,
   type CallRef,
   emittedBytes,
+  endsCall,
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";
@@ -66,7 +81,9 @@ export {
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
+export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
+export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
 export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
@@ -92,6 +109,13 @@ export {
   type ToolCallRef,
 } from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
-export { assertSchemaName, bossSchemaFor, quoteIdent, SCHEMA_NAME_PATTERN } from "./schema-name.js";
+export { isUnavailable, PendingRepairs } from "./repairs.js";
+export {
+  assertSchemaName,
+  bossSchemaFor,
+  brainSchemaProblem,
+  quoteIdent,
+  SCHEMA_NAME_PATTERN,
+} from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
 export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

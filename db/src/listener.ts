@@ -1,9 +1,21 @@
 import type { Sql } from "postgres";
 import { type CommitKeys, decodeKeys } from "./commit-keys.js";
+import { openLane } from "./connect.js";
+
+export interface CommitListener {
+  /** Whether the LISTEN is in place right now (false while reconnecting). */
+  readonly listening: boolean;
+  unlisten(): Promise<void>;
+}
+
+/** While the database is away, how often the listener tries to LISTEN again. */
+const RELISTEN_MS = 250;
 
 /**
- * LISTEN on the journal channel. Notifications are lost while the listening connection is down,
- * so `onConnect` runs after every (re)connect: callers re-scan the tables for work there.
+ * LISTEN on the journal channel, on a connection of its own that is opened again, for as long as
+ * it takes, whenever it closes (postgres.js's own listen gives up if the database is still down at
+ * its single re-LISTEN). Notifications are lost while the connection is down, so `onConnect` runs
+ * after every (re)connect: callers re-scan the tables for work there.
  */
 export async function listenForCommits(
   sql: Sql,
@@ -11,17 +23,65 @@ export async function listenForCommits(
   origin: string,
   onKeys: (keys: CommitKeys) => void,
   onConnect: () => void,
-): Promise<{ unlisten(): Promise<void> }> {
-  const sub = await sql.listen(
-    channel,
-    (payload) => {
-      const decoded = decodeKeys(payload);
-      // Our own commits were delivered in-process already.
-      if (decoded && decoded.origin !== origin) onKeys(decoded.keys);
+): Promise<CommitListener> {
+  let stopped = false;
+  let listening = false;
+  let lane: Sql | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const onNotify = (from: string, payload: string) => {
+    if (from !== channel) return;
+    const decoded = decodeKeys(payload);
+    // Our own commits were delivered in-process already.
+    if (decoded && decoded.origin !== origin) onKeys(decoded.keys);
+  };
+
+  const open = async (): Promise<void> => {
+    const mine = openLane(sql, "brain-listener", {
+      onNotify,
+      onClose: () => {
+        if (lane !== mine) return;
+        listening = false;
+        lane = undefined;
+        void mine.end({ timeout: 0 }).catch(() => {});
+        if (!stopped) schedule();
+      },
+    });
+    lane = mine;
+    try {
+      await mine.unsafe(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    } catch (error) {
+      if (lane === mine) lane = undefined;
+      await mine.end({ timeout: 0 }).catch(() => {});
+      throw error;
+    }
+    if (stopped) return;
+    listening = true;
+    onConnect();
+  };
+
+  const schedule = () => {
+    clearTimeout(retry);
+    retry = setTimeout(() => {
+      if (stopped) return;
+      open().catch(() => schedule());
+    }, RELISTEN_MS);
+  };
+
+  await open();
+  return {
+    get listening() {
+      return listening;
     },
-    onConnect,
-  );
-  return { unlisten: () => sub.unlisten() };
+    async unlisten() {
+      stopped = true;
+      clearTimeout(retry);
+      listening = false;
+      const current = lane;
+      lane = undefined;
+      await current?.end({ timeout: 1 }).catch(() => {});
+    },
+  };
 }
 
 /** One channel per schema, so Brains sharing a database do not wake each other. */

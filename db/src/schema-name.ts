@@ -8,6 +8,23 @@ export function assertSchemaName(name: string): string {
   return name;
 }
 
+/**
+ * Why a name cannot hold Brain's tables, or null. Brain creates, migrates and (in tests) drops its
+ * schema as its own: `public` is shared with whatever else lives in the database, and Postgres
+ * reserves `pg_*` names and keeps its catalogs in `pg_catalog`, `pg_toast` and
+ * `information_schema`. The pg-boss schema (`<name>_boss`) must fit the pattern too.
+ */
+export function brainSchemaProblem(name: string): string | null {
+  if (!SCHEMA_NAME_PATTERN.test(name) || !SCHEMA_NAME_PATTERN.test(bossSchemaFor(name))) {
+    return "lower-case letters, digits and _ (at most 43 characters)";
+  }
+  if (name === "public") return "public is shared with the rest of the database; choose a schema of Brain's own";
+  if (name === "information_schema" || name.startsWith("pg_")) {
+    return `${name} is a Postgres system schema name; choose a schema of Brain's own`;
+  }
+  return null;
+}
+
 export function quoteIdent(name: string): string {
   return `"${assertSchemaName(name)}"`;
 }

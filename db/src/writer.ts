@@ -1,5 +1,9 @@
+import { BrainError } from "@aexhq/brain-contracts";
 import type { ReservedSql, Sql, TransactionSql } from "postgres";
+import { type DatabaseAvailability, isConnectionError } from "./availability.js";
 import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
+import { openLane } from "./connect.js";
+import { resolveInDoubt } from "./in-doubt.js";
 
 /**
  * One write: a single SQL statement (usually a data-modifying CTE) and the keys it touches.
@@ -15,12 +19,6 @@ export interface WriteOp<R> {
    * its own, in queue order, so it cannot reorder other writes.
    */
   exclusive?: boolean;
-  /**
-   * Keys known before running, for the NOTIFY. An op that has them issues exactly one statement
-   * and nothing after it, so a batch made only of such ops is sent in one pipelined round trip:
-   * BEGIN, the statements, the NOTIFY and COMMIT, without waiting in between.
-   */
-  notify?: CommitKeys;
 }
 
 interface Queued {
@@ -37,10 +35,28 @@ export interface WriterOptions {
   /** Called after each commit with the union of its keys (the in-process wake-up path). */
   onCommit?: (keys: CommitKeys) => void;
   maxBatch?: number;
+  /** Told when the database goes away; while it is away, writes fail at once. */
+  availability?: DatabaseAvailability;
+  /** How long a batch whose COMMIT may or may not have happened waits for the database to say. */
+  inDoubtMs?: number;
 }
 
 const DEADLOCK = "40P01";
 const SERIALIZATION = "40001";
+
+/** The writer's own connection: a one-connection pool, marked dead the moment its socket closes. */
+interface Lane {
+  pool: Sql;
+  conn: Promise<ReservedSql>;
+  dead: boolean;
+}
+
+/** The connection failed before COMMIT was sent, or the database says the transaction aborted. */
+class NotCommitted extends Error {
+  constructor(override readonly cause: unknown) {
+    super("the journal batch was not committed");
+  }
+}
 
 /**
  * Group commit for the journal. Writes from every session queue here; while one transaction is
@@ -48,14 +64,23 @@ const SERIALIZATION = "40001";
  * NOTIFY (split only past 8000 bytes), so notifying commits, which Postgres serialises cluster-wide,
  * are shared by everything in flight. If a batch fails, its writes are retried one by one so that a
  * bad write fails alone.
+ *
+ * A batch takes two round trips on the writer's own connection: BEGIN, the transaction id and every
+ * statement, pipelined; then the NOTIFY and COMMIT. So when the connection dies, the writer always
+ * knows where: before COMMIT was sent, nothing was written and the batch is tried once more on a
+ * new connection (a terminated backend, a restart that is already over); after, the transaction id
+ * asks Postgres whether it committed (txid_status), and the batch is either known committed (its
+ * results are already in hand) or known not, and never applied twice. While the database is away,
+ * writes fail at once with `database_unavailable`; only a batch whose fate the database never
+ * comes back to tell fails with `commit_unknown`.
  */
 export class JournalWriter {
   private queue: Queued[] = [];
-  private conn: Promise<ReservedSql> | undefined;
+  private lane: Lane | undefined;
   private flushing = false;
   private readonly maxBatch: number;
   /** Statistics for benchmarks and diagnostics. */
-  readonly stats = { batches: 0, writes: 0, fallbacks: 0 };
+  readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -80,6 +105,11 @@ export class JournalWriter {
     this.flushing = true;
     try {
       while (this.queue.length > 0) {
+        if (this.options.availability && !this.options.availability.available) {
+          // Fail fast: the database is away, and queued writes would only wait for timeouts.
+          for (const q of this.queue.splice(0)) q.reject(unavailable());
+          break;
+        }
         let n = 1;
         if (!this.queue[0]!.op.exclusive) {
           while (n < this.queue.length && n < this.maxBatch && !this.queue[n]!.op.exclusive) n++;
@@ -103,8 +133,9 @@ export class JournalWriter {
       for (const [i, q] of batch.entries()) q.resolve(results[i]);
       this.announce(keys);
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      // One by one only helps against a bad statement; against the database itself it would not.
+      if (batch.length === 1 || error instanceof BrainError) {
+        for (const q of batch) q.reject(error);
         return;
       }
       this.stats.fallbacks++;
@@ -115,70 +146,101 @@ export class JournalWriter {
   private async transaction(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        if (ops.every((op) => op.notify !== undefined)) {
-          const results = await this.pipelined(ops);
-          for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
-          return results;
-        }
-        return await this.sql.begin(async (tx) => {
-          const results = await Promise.all(ops.map((op) => op.run(tx)));
-          for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
-          const payloads = encodeKeys(this.options.origin, keys);
-          if (payloads.length > 0) {
-            await Promise.all(payloads.map((p) => tx`SELECT pg_notify(${this.options.channel}, ${p})`.execute()));
-          }
-          return results;
-        });
+        return await this.attempt(ops, keys);
       } catch (error) {
-        const code = (error as { code?: string }).code;
         keys.sessions.clear();
         keys.hosts.clear();
+        keys.releases.clear();
+        const code = (error as { code?: string }).code;
         if ((code === DEADLOCK || code === SERIALIZATION) && attempt < 3) continue;
-        throw error;
+        if (!(error instanceof NotCommitted)) throw error;
+        this.options.availability?.observe(error.cause);
+        // Nothing was written: one more try on a new connection, unless the database is known away.
+        if (attempt === 0 && (this.options.availability?.available ?? true)) {
+          this.stats.retries++;
+          continue;
+        }
+        this.options.availability?.markAway();
+        throw unavailable();
       }
     }
   }
 
-  /**
-   * One round trip for a whole batch, on a connection of our own. If any statement fails, Postgres
-   * aborts the transaction and answers the COMMIT with ROLLBACK: nothing of the batch is kept.
-   */
-  private async pipelined(ops: WriteOp<unknown>[]): Promise<unknown[]> {
-    this.conn ??= this.sql.reserve();
-    const c = (await this.conn) as unknown as TransactionSql;
-    const notify = emptyKeys();
-    for (const op of ops) mergeKeys(notify, op.notify!);
+  private async attempt(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
+    const lane = this.currentLane();
+    let c: TransactionSql;
+    try {
+      c = (await lane.conn) as unknown as TransactionSql;
+    } catch (error) {
+      throw new NotCommitted(error);
+    }
+    if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
     const begin = c`BEGIN`.execute();
-    const results = ops.map((op) => op.run(c));
-    const notifies = encodeKeys(this.options.origin, notify).map((p) =>
+    const xid = c<{ xid: string }[]>`SELECT txid_current()::text AS xid`.execute();
+    const first = await Promise.allSettled([begin, xid, ...ops.map((op) => op.run(c))]);
+    const failed = first.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) {
+      if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(failed.reason);
+      await c`ROLLBACK`.execute().catch(() => {});
+      throw failed.reason;
+    }
+    const results = first.slice(2).map((r) => (r as PromiseFulfilledResult<unknown>).value);
+    for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
+    const notifies = encodeKeys(this.options.origin, keys).map((p) =>
       c`SELECT pg_notify(${this.options.channel}, ${p})`.execute(),
     );
-    const commit = c`COMMIT`.execute();
-    const settled = await Promise.allSettled([begin, ...results, ...notifies, commit]);
-    const failed = settled.find((r) => r.status === "rejected");
-    const committed = (settled[settled.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
-    if (failed) {
-      if (isConnectionError((failed as PromiseRejectedResult).reason)) this.dropConnection();
-      throw (failed as PromiseRejectedResult).reason;
+    const second = await Promise.allSettled([...notifies, c`COMMIT`.execute()]);
+    const lost = second.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (lost) {
+      if (!lane.dead && !isConnectionError(lost.reason)) {
+        await c`ROLLBACK`.execute().catch(() => {});
+        throw lost.reason;
+      }
+      // COMMIT was sent (or was about to be): only the database can say what happened.
+      this.stats.inDoubt++;
+      const txid = (first[1] as PromiseFulfilledResult<{ xid: string }[]>).value[0]!.xid;
+      const fate = await resolveInDoubt(this.sql, txid, this.options.inDoubtMs ?? 15_000);
+      if (fate === "committed") return results;
+      if (fate === "aborted") throw new NotCommitted(lost.reason);
+      throw new BrainError("commit_unknown", undefined, { txid });
     }
+    const committed = (second[second.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
     if (committed?.command !== "COMMIT") throw new Error(`journal batch was not committed (${committed?.command})`);
-    return (settled.slice(1, 1 + ops.length) as PromiseFulfilledResult<unknown>[]).map((r) => r.value);
+    return results;
   }
 
-  private dropConnection(): void {
-    const conn = this.conn;
-    this.conn = undefined;
-    void conn?.then((c) => c.release()).catch(() => {});
+  /** The live lane, or a new one in place of a lane whose connection closed. */
+  private currentLane(): Lane {
+    if (this.lane && !this.lane.dead) return this.lane;
+    // A dead connection is abandoned, never released: postgres.js would hand it out again with
+    // no socket, and the next write on it would crash the process from inside the driver.
+    if (this.lane) void this.lane.pool.end({ timeout: 0 }).catch(() => {});
+    const lane = { dead: false } as Lane;
+    lane.pool = openLane(this.sql, "brain-writer", {
+      onClose: () => {
+        lane.dead = true;
+      },
+    });
+    lane.conn = lane.pool.reserve();
+    lane.conn.catch(() => {
+      lane.dead = true;
+    });
+    this.lane = lane;
+    return lane;
   }
 
-  /** Releases the writer's own connection (the pool is the caller's to end). */
+  /** Drains, then closes the writer's own connection (the pool is the caller's to end). */
   async close(): Promise<void> {
-    await this.drain();
-    this.dropConnection();
+    await this.drain().catch(() => {});
+    const lane = this.lane;
+    this.lane = undefined;
+    if (!lane) return;
+    if (!lane.dead) await lane.conn.then((c) => c.release()).catch(() => {});
+    await lane.pool.end({ timeout: 1 }).catch(() => {});
   }
 
   private announce(keys: CommitKeys): void {
-    if (keys.sessions.size === 0 && keys.hosts.size === 0) return;
+    if (keys.sessions.size === 0 && keys.hosts.size === 0 && keys.releases.size === 0) return;
     try {
       this.options.onCommit?.(keys);
     } catch {
@@ -187,7 +249,6 @@ export class JournalWriter {
   }
 }
 
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? "";
-  return code.startsWith("CONNECTION_") || code.startsWith("08") || code === "57P01";
+function unavailable(): BrainError {
+  return new BrainError("database_unavailable");
 }

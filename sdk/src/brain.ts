@@ -3,14 +3,21 @@ import { z } from "zod";
 import { type BrainCredentials, HostConnection } from "./host-connection.js";
 import { HttpClient } from "./http-client.js";
 import { Sessions } from "./sessions.js";
+import { Tokens } from "./tokens.js";
 
 export interface BrainOptions {
   /** The server's base URL (http or https); defaults to `process.env.BRAIN_URL`. */
   url?: string;
-  /** The operator bearer token; defaults to `process.env.BRAIN_TOKEN`. */
+  /** An application token (`brain_app_…`) or the operator token; defaults to `process.env.BRAIN_TOKEN`. */
   token?: string;
   /** A host registered earlier (`brain.credentials()`), to reattach its sessions' tools. */
   credentials?: BrainCredentials;
+  /**
+   * The fetch for Brain's HTTP API, e.g. undici's with a dispatcher of its own (proxy, TLS,
+   * timeouts). Default: the global fetch. No request depends on its timeouts: `send` resumes
+   * its wait when a request is cut.
+   */
+  fetch?: typeof fetch;
 }
 
 const CredentialsSchema = z.strictObject({ hostId: z.uuid(), hostToken: z.string().min(1) });
@@ -21,6 +28,8 @@ const CredentialsSchema = z.strictObject({ hostId: z.uuid(), hostToken: z.string
  */
 export class Brain {
   readonly sessions: Sessions;
+  /** Application tokens: administration needs the operator token. */
+  readonly tokens: Tokens;
   readonly #host: HostConnection;
 
   constructor(options: BrainOptions = {}) {
@@ -43,9 +52,10 @@ export class Brain {
       }
       credentials = parsed.data;
     }
-    const http = new HttpClient(url, token);
+    const http = new HttpClient(url, token, options.fetch);
     this.#host = new HostConnection(http, credentials);
     this.sessions = new Sessions({ http, host: this.#host });
+    this.tokens = new Tokens(http);
   }
 
   /**

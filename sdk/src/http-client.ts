@@ -14,13 +14,15 @@ export interface RequestSpec<T> {
   allowStatus?: number[];
 }
 
-/** Brain's HTTP API with the operator token: JSON in, validated JSON out, BrainError on failure. */
+/** Brain's HTTP API with a bearer token (operator or application): JSON in, validated JSON out, BrainError on failure. */
 export class HttpClient {
   readonly baseUrl: string;
 
   constructor(
     baseUrl: string,
     private readonly token: string,
+    /** The fetch to use: the global one unless the application passed its own (BrainOptions.fetch). */
+    private readonly fetchImpl: typeof fetch = globalThis.fetch,
   ) {
     // Joined by string, not `new URL(path, base)`, so a base with a path prefix keeps it.
     this.baseUrl = baseUrl.replace(/\/+$/, "");
@@ -62,7 +64,7 @@ export class HttpClient {
     if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
     let response: Response;
     try {
-      response = await fetch(this.url(path, spec.query), {
+      response = await this.fetchImpl(this.url(path, spec.query), {
         method,
         headers,
         ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),

@@ -2,6 +2,8 @@
 // anything not exported here is internal and may change without notice.
 
 export type {
+  AppToken,
+  CreatedToken,
   EnvironmentControl as EnvironmentControlPolicy,
   EnvironmentView,
   ErrorCode,
@@ -39,7 +41,7 @@ export { type FastifyToolsInstance, type FastifyToolsOptions, fastifyTools } fro
 export { type HttpToolDefinition, httpTool } from "./http-tools/http-tool.js";
 export { type ToolHandlerOptions, type ToolRequestListener, toolHandler } from "./http-tools/node-handler.js";
 export type { JsonSchema } from "./json-schema.js";
-export { type EventsOptions, type RequestOptions, Session, type SessionInfo } from "./session.js";
+export { type EventsOptions, type RequestOptions, type SendOptions, Session, type SessionInfo } from "./session.js";
 export type {
   CreateSessionParams,
   GetSessionOptions,
@@ -47,6 +49,7 @@ export type {
   SessionPage,
   Sessions,
 } from "./sessions.js";
+export type { Tokens } from "./tokens.js";
 export {
   type FactoryOptions,
   type PlacedTool,

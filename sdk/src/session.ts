@@ -3,7 +3,6 @@ import {
   CancelCallResultSchema,
   CancelTurnResultSchema,
   type JournalEvent,
-  JournalEventSchema,
   PostMessageBodySchema,
   PostMessageResultSchema,
   type Session as SessionInfo,
@@ -12,6 +11,8 @@ import {
 import type { HostConnection } from "./host-connection.js";
 import type { HttpClient } from "./http-client.js";
 import { ndjsonLines } from "./ndjson.js";
+import { parseEvent } from "./parse-event.js";
+import { awaitTurn } from "./turn.js";
 
 export type { SessionInfo };
 
@@ -19,6 +20,11 @@ export type { SessionInfo };
 export interface RequestOptions {
   /** Sent as `Idempotency-Key`: the same key and body returns the same answer. */
   idempotencyKey?: string;
+}
+
+export interface SendOptions extends RequestOptions {
+  /** Aborting it stops waiting (the turn goes on; `cancel()` stops it) and rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 export interface EventsOptions {
@@ -54,26 +60,29 @@ export class Session {
   }
 
   /**
-   * Posts a user message and waits for the activation it starts; resolves with the activation's
-   * final text, whatever its status.
+   * Posts a user message and waits for the activation it starts, however long it takes: resolves
+   * with its final text when it completes; rejects with the activation's error code when it
+   * fails (e.g. `model_budget_exceeded`, `model_call_lost`, a `model_*` provider code), with
+   * `turn_cancelled` when it is cancelled or the session ends first. The wait follows the
+   * journal, so it survives reconnections, server restarts and fail-over (see README).
    */
-  async send(text: string, options: RequestOptions = {}): Promise<string> {
-    const body = PostMessageBodySchema.safeParse({ text, wait: true });
+  async send(text: string, options: SendOptions = {}): Promise<string> {
+    const body = PostMessageBodySchema.safeParse({ text });
     if (!body.success) throw new BrainError("invalid_request", "The message text is invalid.", body.error.issues);
     const answer = await this.#deps.http.request("POST", `${this.#path()}/messages`, {
-      body: body.data,
+      body: { text: body.data.text },
       idempotencyKey: options.idempotencyKey,
       schema: PostMessageResultSchema,
+      signal: options.signal,
     });
-    if (answer.activation === null) {
-      throw new BrainError("request_failed", `Brain recorded message ${answer.sequence} but returned no activation.`, {
-        sequence: answer.sequence,
-      });
-    }
-    return answer.activation.text;
+    return awaitTurn(this.#deps.http, this.#path(), answer.sequence, options.signal);
   }
 
-  /** The session's journal from `after`, in order; with `follow`, including later events. */
+  /**
+   * The session's journal from `after`, in order; with `follow`, including later events. Brain
+   * drops a stream whose reader stops reading for BRAIN_STREAM_STALL_MS (30 s by default): an
+   * iteration that pauses longer should resume with `after` set to the last sequence it saw.
+   */
   events(options: EventsOptions = {}): AsyncIterable<JournalEvent> {
     return this.#stream(options);
   }
@@ -141,17 +150,4 @@ export class Session {
   #path(): string {
     return `/v1/sessions/${encodeURIComponent(this.id)}`;
   }
-}
-
-function parseEvent(line: string): JournalEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(line);
-  } catch {
-    throw new BrainError("request_failed", "The event stream carried a line that is not JSON.");
-  }
-  const event = JournalEventSchema.safeParse(json);
-  if (!event.success)
-    throw new BrainError("request_failed", "The event stream carried a malformed event.", event.error.issues);
-  return event.data;
 }

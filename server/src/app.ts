@@ -1,9 +1,11 @@
-import { MAX_BODY_BYTES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { BrainError, MAX_BODY_BYTES } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db";
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Config } from "./config.js";
-import { digest, requireOperator } from "./plugins/auth.js";
+import { accessControl } from "./plugins/access.js";
+import { authenticate, digest } from "./plugins/auth.js";
+import { installBodyLimit } from "./plugins/body-limit.js";
 import { installErrorHandler } from "./plugins/errors.js";
 import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
@@ -14,6 +16,7 @@ import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
 import { messageRoutes } from "./routes/messages.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { tokenRoutes } from "./routes/tokens.js";
 import { type Runtime, startRuntime } from "./runtime.js";
 
 declare module "fastify" {
@@ -51,6 +54,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }),
   });
   installErrorHandler(app);
+  installBodyLimit(app);
   // Bodies are JSON (and components application/wasm): no text/plain parsing behind anyone's back.
   app.removeContentTypeParser("text/plain");
 
@@ -59,13 +63,34 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook("preClose", async () => runtime.beginShutdown());
   app.addHook("onClose", async () => runtime.stop());
 
-  await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
+  // While the database is away every API request would fail anyway: say so at once, not after a
+  // connection timeout. Liveness and readiness stay outside /v1.
+  app.addHook("onRequest", async (request) => {
+    if (request.url.startsWith("/v1/") && !runtime.availability.available) throw new BrainError("database_unavailable");
+  });
+  await app.register(websocket, {
+    // Above the frame limit, so a host connection can answer an oversize frame before it closes
+    // (see HostConnection); larger ones `ws` refuses by itself, closing with 1009.
+    options: { maxPayload: MAX_BODY_BYTES },
+    errorHandler: (error, socket, request) => {
+      // A socket's own errors come from its peer (a frame over the limit, a protocol violation, a
+      // reset connection): expected of hostile or broken clients, not a server fault.
+      const code = (error as { code?: unknown }).code;
+      const peer = typeof code === "string" && (code.startsWith("WS_ERR_") || /^E[A-Z]+$/.test(code));
+      if (peer) request.log.warn({ err: error }, "host socket error");
+      else request.log.error({ err: error }, "host socket handler failed");
+      socket.terminate();
+    },
+  });
   await app.register(healthRoutes);
   await app.register(hostSocketRoutes);
   await app.register(callCallbackRoutes);
   await app.register(callModelRoutes);
   await app.register(async (api) => {
-    api.addHook("onRequest", requireOperator(digest(options.apiToken)));
+    // Authentication (operator or application token), then each route's access rule.
+    api.addHook("onRequest", authenticate(digest(options.apiToken), options.sql));
+    accessControl(api);
+    await api.register(tokenRoutes);
     await api.register(hostRoutes);
     await api.register(sessionRoutes);
     await api.register(messageRoutes);

@@ -16,6 +16,8 @@ export const ConfigSchema = SharedEnvSchema.extend({
   BRAIN_MAX_TOOL_SECS: z.coerce.number().min(0).default(120),
   BRAIN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   BRAIN_WAKE_WINDOW_MS: z.coerce.number().min(0).max(1_000).default(5),
+  /** An event-stream reader that accepts no bytes for this long, with bytes waiting, is dropped. */
+  BRAIN_STREAM_STALL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** Model calls per activation: the Agentloop's and its tools' together, also after it returned. */
   BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
   /** Where tools served over HTTP send their callbacks; default: the address the server listens on. */
@@ -40,6 +42,7 @@ export interface Config {
   maxEmittedBytes: number;
   heartbeatMs: number;
   wakeWindowMs: number;
+  streamStallMs: number;
   logLevel: string;
   allowedGrants: ReadonlySet<string>;
   maxModelCalls: number;
@@ -61,6 +64,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxEmittedBytes: c.BRAIN_MAX_EMITTED_BYTES,
     heartbeatMs: c.BRAIN_HEARTBEAT_MS,
     wakeWindowMs: c.BRAIN_WAKE_WINDOW_MS,
+    streamStallMs: c.BRAIN_STREAM_STALL_MS,
     logLevel: c.BRAIN_LOG_LEVEL,
     allowedGrants: new Set(c.BRAIN_ALLOWED_GRANTS.split(",").filter(Boolean)),
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,

@@ -6,8 +6,10 @@ import type { Runtime } from "./runtime.js";
  * declared dead: every call dispatched on its host connections ends `unknown` (nobody can know
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
-export async function sweep(rt: Runtime): Promise<void> {
-  const dead = await rt.sql<{ id: string; kind: string }[]>`
+export async function sweep(rt: Runtime, mayDeclareDead: boolean): Promise<void> {
+  const dead = !mayDeclareDead
+    ? []
+    : await rt.sql<{ id: string; kind: string }[]>`
     UPDATE servers SET stopped_at = now()
     WHERE stopped_at IS NULL AND id <> ${rt.serverId}
       AND heartbeat_at < now() - make_interval(secs => 3)

@@ -1,11 +1,15 @@
 import { randomUUID } from "node:crypto";
 import {
+  type CommitListener,
   channelFor,
+  DatabaseAvailability,
   endCalls,
   heartbeat,
   JournalWriter,
   listenForCommits,
+  PendingRepairs,
   registerServer,
+  SERVER_STALE_SECONDS,
   SecretBox,
   type Sql,
   startBoss,
@@ -47,6 +51,12 @@ export interface Runtime {
   readonly streams: Set<() => void>;
   /** Aborted when the server starts shutting down: requests waiting on a turn give up. */
   readonly closing: AbortSignal;
+  /** Whether the database answers; requests fail fast with `database_unavailable` while it does not. */
+  readonly availability: DatabaseAvailability;
+  /** Ready to serve when both hold: the database answers, and the LISTEN connection is in place. */
+  readiness(): { database: boolean; listening: boolean };
+  /** Writes that failed while the database was away and must still happen (retried each heartbeat). */
+  readonly repairs: PendingRepairs;
 }
 
 export interface RunningRuntime extends Runtime {
@@ -64,14 +74,37 @@ export async function startRuntime(
   log: FastifyBaseLogger,
 ): Promise<RunningRuntime> {
   const serverId = randomUUID();
+  let listener: CommitListener | undefined;
   const closing = new AbortController();
   const bus = new CommitBus();
   const channel = channelFor(config.schema);
-  const writer = new JournalWriter(sql, { channel, origin: serverId, onCommit: (keys) => bus.deliver(keys) });
-  const boss = await startBoss(databaseUrl, config.schema, (err) => log.warn({ err }, "pg-boss error"));
+  const availability = new DatabaseAvailability(sql, {
+    onChange: (available) => {
+      if (!available) return log.warn("database unavailable: requests fail with database_unavailable until it answers");
+      log.info("database available again: re-reading journals and open calls");
+      // Whatever failed to commit meanwhile is found again from the tables.
+      bus.rescan();
+      void writer
+        .submit(endCalls({ deadlineBefore: new Date() }, { status: "timeout", cause: "deadline" }))
+        .catch((err) => log.warn({ err }, "ending overdue calls after the outage failed"));
+    },
+  });
+  const writer = new JournalWriter(sql, {
+    channel,
+    origin: serverId,
+    onCommit: (keys) => bus.deliver(keys),
+    availability,
+  });
+  const boss = await startBoss(databaseUrl, config.schema, (err) => {
+    availability.observe(err);
+    log.warn({ err }, "pg-boss error");
+  });
   const deadlineJobs = new DeadlineJobs(boss, writer);
   const secrets = new SecretBox(config.secretKey);
-  await deadlineJobs.startWorker((err) => log.warn({ err }, "deadline backstop failed"));
+  await deadlineJobs.startWorker((err) => {
+    availability.observe(err);
+    log.warn({ err }, "deadline backstop failed");
+  });
   const partial = {
     serverId,
     config,
@@ -93,6 +126,9 @@ export async function startRuntime(
     streams: new Set<() => void>(),
     closing: closing.signal,
     turns: new TurnNotices(),
+    availability,
+    repairs: new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed")),
+    readiness: () => ({ database: availability.available, listening: listener?.listening === true }),
   } as const;
   const rt: Runtime = Object.assign(partial, {
     dispatch: undefined as unknown as Dispatcher,
@@ -120,7 +156,7 @@ export async function startRuntime(
     rt.actors.kickAll();
     for (const conn of rt.hosts.all()) void rt.dispatch.claimFor(conn).catch(() => {});
   });
-  const listener = await listenForCommits(
+  listener = await listenForCommits(
     sql,
     channel,
     serverId,
@@ -133,11 +169,16 @@ export async function startRuntime(
     if (sweeping) return;
     sweeping = true;
     try {
-      await heartbeat(sql, serverId);
+      if ((await heartbeat(sql, serverId)) === "revived") revive(rt);
+      availability.markAvailable();
+      await rt.repairs.run();
       await rt.toolModels.stopEnded();
-      await sweep(rt);
+      // After an outage every process's heartbeat is stale at once: only one that has itself been
+      // beating for a whole stale window may judge another dead, or the first server back would
+      // declare every other one dead and end all their calls.
+      await sweep(rt, availability.upFor() > (SERVER_STALE_SECONDS + 1) * 1000);
     } catch (err) {
-      log.warn({ err }, "heartbeat or recovery sweep failed");
+      if (!availability.observe(err)) log.warn({ err }, "heartbeat or recovery sweep failed");
     } finally {
       sweeping = false;
     }
@@ -166,10 +207,23 @@ export async function startRuntime(
       await writer.close();
       // A shutdown must end: each remaining step gets a bounded wait.
       await bounded(boss.stop({ graceful: false, timeout: 2000 }), 3000);
-      await bounded(listener.unlisten(), 2000);
+      await bounded(listener?.unlisten() ?? Promise.resolve(), 2000);
+      availability.close();
       await bounded(stopServer(sql, serverId), 2000);
     },
   });
+}
+
+/**
+ * Another server declared this one dead while it was cut off: its host connections were closed and
+ * their calls ended `unknown` in the journal. The sockets are dropped so the hosts reconnect and
+ * get connections that count again, and every actor re-reads its journal (one whose session was
+ * taken over finds its next write fenced and stops).
+ */
+function revive(rt: Runtime): void {
+  rt.log.warn({ serverId: rt.serverId }, "declared dead while cut off from the database: rejoining");
+  for (const conn of rt.hosts.all()) conn.close(1012, "server rejoining");
+  rt.actors.kickAll();
 }
 
 /** Waits for `work` at most `ms`; a failure or a timeout is ignored (used on shutdown only). */

@@ -55,16 +55,45 @@ describe("BRAIN_MAX_EMITTED_BYTES", () => {
     expect(accepted).toBe(BUDGET / 100);
     // A result counts against the same budget.
     await expect(ctx.emitResult({ more: "y".repeat(10) })).rejects.toMatchObject({ code: "budget_exceeded" });
+    // The call's first refusal is journaled; the call's row counts them all.
     const rejected = await brain.db.sql`
       SELECT payload FROM journal WHERE session_id = ${session.id} AND kind = 'emission_rejected' ORDER BY seq`;
     expect(rejected.map((r) => r.payload)).toEqual([
       expect.objectContaining({ kind: "progress", bytes: 100, code: "budget_exceeded" }),
-      expect.objectContaining({ kind: "tool_result", code: "budget_exceeded" }),
     ]);
+    const [call] = await brain.db.sql`SELECT emissions_refused FROM tool_calls WHERE session_id = ${session.id}`;
+    expect(call?.emissions_refused).toBe(2);
     // Nothing of the rejected emissions is in the journal.
     const [events] = await brain.db.sql`
       SELECT count(*)::int AS n FROM journal WHERE session_id = ${session.id} AND kind = 'progress'`;
     expect(events!.n).toBe(accepted);
+    await ctx.finish();
+  });
+
+  it("thousands of refused emissions cost one journal record; each is still refused with budget_exceeded", async () => {
+    const holder: { ctx?: ToolContext } = {};
+    const session = await client.sessions.create({
+      model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, { text: "returned" }),
+      tools: [backgroundTool(holder)()],
+    });
+    expect(await session.send("go")).toBe("returned");
+    const ctx = holder.ctx!;
+    await ctx.emit("progress", { pad: "x".repeat(BUDGET - 100) });
+    const refusals = 3000;
+    // Sent without waiting for each other: the refusals race through the writer together.
+    const codes = await Promise.all(
+      Array.from({ length: refusals }, () =>
+        ctx.emit("progress", { pad: "y".repeat(200) }).then(
+          () => "accepted",
+          (e: BrainError) => e.code,
+        ),
+      ),
+    );
+    expect(new Set(codes)).toEqual(new Set(["budget_exceeded"]));
+    const [counts] = await brain.db.sql<{ rejected: number; refused: number }[]>`
+      SELECT (SELECT count(*)::int FROM journal WHERE session_id = ${session.id} AND kind = 'emission_rejected') AS rejected,
+             (SELECT emissions_refused FROM tool_calls WHERE session_id = ${session.id}) AS refused`;
+    expect(counts).toEqual({ rejected: 1, refused: refusals });
     await ctx.finish();
   });
 

@@ -47,7 +47,8 @@ describe("cancellation", () => {
       const answer = session.send("go");
       await until("the expected state", async () => entered.length === 2);
       await session.cancel();
-      expect(await answer).toBe("");
+      // A cancelled turn is not an empty answer: send rejects.
+      await expect(answer).rejects.toMatchObject({ name: "BrainError", code: "turn_cancelled" });
       for (const ctx of entered) expect(ctx.signal.reason).toMatchObject({ details: { status: "cancelled" } });
       const rows = await brain.db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id} ORDER BY seq`;
       expect(rows.map((r) => r.outcome)).toEqual([

@@ -4,7 +4,7 @@
 // fake HTTP API check them), then dumps every table of Brain's schemas and every log line and
 // looks for them.
 import { randomBytes } from "node:crypto";
-import { Brain, httpEnv, tool } from "@aexhq/brain";
+import { Brain, type BrainError, httpEnv, tool } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { spawnBrainWithWorker } from "../../testkit/brain-with-worker.js";
@@ -81,7 +81,12 @@ describe("credential secrecy", () => {
       const c = await brain.sessions.create({
         model: { provider: "openai", name: "gpt-test", apiKey: WRONG_KEY, baseUrl: openai.url },
       });
-      expect(await c.send("go")).toBe("");
+      // The failed turn rejects with the provider's code; its message is searched for keys below.
+      const refused = await c.send("go").then(
+        () => null,
+        (error: unknown) => error as BrainError,
+      );
+      expect(refused).toMatchObject({ name: "BrainError", code: "model_auth_failed" });
 
       // The credentials were really used.
       expect(openai.requests.some((r) => r.headers.authorization === `Bearer ${OPENAI_KEY}`)).toBe(true);
@@ -107,7 +112,7 @@ describe("credential secrecy", () => {
       expect(sealed[0]?.n).toBe(4);
 
       // What the API hands out.
-      const answers: string[] = [];
+      const answers: string[] = [JSON.stringify({ message: refused?.message, details: refused?.details })];
       for (const s of [a, b, c]) {
         for (const path of [`/v1/sessions/${s.id}`, `/v1/sessions/${s.id}/tools`, `/v1/sessions/${s.id}/events`]) {
           const res = await fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${stack.token}` } });

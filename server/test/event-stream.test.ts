@@ -121,6 +121,20 @@ describe("event stream: backlog", () => {
     expect(live.events.at(-1)?.kind).toBe("session_ended");
   });
 
+  it("pages a journal of large records by bytes, without gaps or duplicates", async () => {
+    const session = await createSession(brain);
+    // 100 KB each: a page (256 KiB of payload) holds two or three of them.
+    const text = "y".repeat(100_000);
+    for (let i = 0; i < 30; i++) await postMessage(i % 2 === 0 ? brain : peer, session.id, `${i}${text}`);
+    await end(brain, session.id);
+    const all = await journal(session.id);
+    for (const query of ["after=0", "after=0&follow=true", "after=7", "after=8&follow=true"]) {
+      const after = Number(/after=(\d+)/.exec(query)![1]);
+      const stream = await readEvents(query.includes("follow") ? peer : brain, session.id, query, 30_000);
+      expect(stream.events, query).toEqual(all.filter((e) => e.sequence > after));
+    }
+  });
+
   it("a follow stream with nothing to send yet answers its headers at once", async () => {
     const session = await createSession(brain);
     // Nothing after seq 1 exists yet: only the headers can arrive, and they should.

@@ -151,14 +151,15 @@ describe("host socket", () => {
     await socket.closed;
   });
 
-  it("closes the socket with 1009 on a frame over 64 KiB, writes nothing, and stays up", async () => {
+  it("answers a frame over 64 KiB with frame_too_large, closes with 1009, writes nothing, and stays up", async () => {
     const host = await registerHost();
     const socket = await connect(host.id, host.token);
     expect((await socket.next()).type).toBe("welcome");
     const before = await countRows(brain.db.sql);
     const frame = JSON.stringify({ type: "ping", id: 1, pad: "x".repeat(MAX_FRAME_BYTES) });
     socket.ws.send(frame);
-    expect((await socket.closed).code).toBe(1009);
+    expect(await socket.next()).toMatchObject({ type: "reject", id: 1, error: { code: "frame_too_large" } });
+    expect(await socket.closed).toEqual({ code: 1009, reason: "frame_too_large" });
     expect(await countRows(brain.db.sql)).toEqual(before);
     await vi.waitFor(async () => expect(await openConnections(host.id)).toBe(0));
 

@@ -42,8 +42,26 @@ const big = tool({
   },
 });
 
+const unstorable = tool({
+  name: "unstorable",
+  description: "Publishes a result Postgres cannot store.",
+  input: z.object({}),
+  run: async (_input, ctx) => {
+    const code = await ctx.emitResult({ text: "a\u0000b" }).then(
+      () => "resolved",
+      (e: BrainError) => e.code,
+    );
+    const after = await ctx.finish({ code }).then(
+      () => "resolved",
+      (e: BrainError) => e.code,
+    );
+    unstorableSeen.resolve([code, after]);
+  },
+});
+const unstorableSeen = deferred<string[]>();
+
 const stack = startedBeforeAll(() => startBrainWithWorker({ BRAIN_MAX_EMITTED_BYTES: String(BUDGET) }));
-const app = startedBeforeAll(() => serveApp(toolHandler([held(), big()])), {
+const app = startedBeforeAll(() => serveApp(toolHandler([held(), big(), unstorable()])), {
   stop: (a) => {
     // Lets go of a call a failed test left held, before its application closes.
     release.resolve();
@@ -66,7 +84,8 @@ describe("where callbacks go", () => {
       env: { BRAIN_PUBLIC_URL: "https://brain.example.test/base/" },
     });
     try {
-      await until("the second server's URL", async () => (await urls()).length === 2);
+      // Its row exists before it listens; its URL is written just after.
+      await until("the second server's URL", async () => (await urls()).filter(Boolean).length === 2);
       expect((await urls()).sort()).toEqual(["https://brain.example.test/base", stack.brain.url].sort());
     } finally {
       await second.close();
@@ -129,6 +148,15 @@ describe("POST /v1/calls/:sessionId/:sequence/frames", () => {
     const after = await recordCount(sql, sessionId);
     expectError(await request(target, "POST", path(sessionId, sequence), { body: forged }), "call_ended");
     expect(await recordCount(sql, sessionId)).toBe(after);
+  });
+
+  it("a result with unstorable text is refused with unstorable_text and ends the call invalid_output", async () => {
+    const { sessionId } = await runOnce(stack, unstorable({ env: hostEnv({ name: "web", url: app.url }) }), {});
+    // The callback is refused (the call ended there), so the finish after it finds the call ended.
+    expect(await unstorableSeen.promise).toEqual(["unstorable_text", "call_ended"]);
+    const call = await theCall(stack.brain.db.sql, sessionId);
+    expect(call.outcome).toMatchObject({ status: "error", error: { code: "invalid_output" } });
+    expect(call.outcome.error?.message).toMatch(/cannot be stored/);
   });
 
   it("a result over the activation's budget is refused with budget_exceeded and journaled emission_rejected", async () => {

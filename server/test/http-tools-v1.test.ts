@@ -25,6 +25,12 @@ function route(req: IncomingMessage, res: ServerResponse, body: unknown) {
       return json(200, { value: 42 });
     case "/fails":
       return json(503, { reason: "x".repeat(5000) });
+    case "/nul":
+      return json(200, '{"text":"a\\u0000b"}');
+    case "/surrogate":
+      return json(200, '{"text":"a\\ud800b"}');
+    case "/fails-nul":
+      return json(500, "broken\u0000body\ud800", "text/plain");
     case "/not-json":
       return json(200, "<html>hello</html>", "text/html");
     default:
@@ -121,6 +127,22 @@ describe("http() / httpTool(): the response body is the result", () => {
     const unreachable = (await theCall(stack.brain.db.sql, sessionId)).outcome;
     expect(unreachable.error?.code).toBe("http_error");
     expect(unreachable.error?.message).toContain("could not be reached");
+  });
+
+  it("a body with text Postgres cannot store ends the call invalid_output at once", async () => {
+    for (const path of ["/nul", "/surrogate"]) {
+      const { sessionId } = await runOnce(stack, echo(path), { id: "1" });
+      const { outcome } = await theCall(stack.brain.db.sql, sessionId);
+      expect(outcome.error?.code, path).toBe("invalid_output");
+      expect(outcome.error?.message).toMatch(/cannot be stored/);
+    }
+  });
+
+  it("a non-2xx body with NUL bytes is still recorded as http_error, its excerpt made storable", async () => {
+    const { sessionId } = await runOnce(stack, echo("/fails-nul"), { id: "1" });
+    const { outcome } = await theCall(stack.brain.db.sql, sessionId);
+    expect(outcome.error?.code).toBe("http_error");
+    expect(outcome.error?.details).toMatchObject({ body: "broken\ufffdbody\ufffd" });
   });
 
   it("tool({ ... })({ env: http(url) }) is the same placement, served the same way", async () => {

@@ -139,8 +139,8 @@ describe("ctx.model", () => {
       },
     });
     const s = await brain.sessions.create({ model: session("greedy", []), tools: [greedy()] });
-    // The turn fails (no final text) once the loop finds the budget spent.
-    await expect(s.send("go")).resolves.toBe("");
+    // The turn fails once the loop finds the budget spent, and send says why.
+    await expect(s.send("go")).rejects.toMatchObject({ name: "BrainError", code: "model_budget_exceeded" });
     // The loop's first call dispatched the tool: the tool gets the rest of the budget.
     expect(outcomes).toEqual([
       ...Array(MAX_MODEL_CALLS - 1).fill("ok"),

@@ -12,15 +12,29 @@ import {
   type ErrorCode,
   EVENT_KIND_PATTERN,
   errorOutcome,
+  findUnstorable,
   isReservedKind,
   MAX_BODY_BYTES,
   MAX_FRAME_BYTES,
   type Outcome,
+  toStorable,
+  UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
-import { appendRecords, type CallAction, type JournalWriter, transitionCall } from "@aexhq/brain-db";
+import {
+  type CallAction,
+  endCalls,
+  endsCall,
+  isConnectionError,
+  isDataException,
+  isUnavailable,
+  type JournalWriter,
+  type PendingRepairs,
+  refuseEmission,
+  transitionCall,
+} from "@aexhq/brain-db";
 import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { Logger } from "./log.js";
-import { boundOutcome, codeMessage, parseOutcome } from "./outcomes.js";
+import { boundOutcome, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
 import type { HostReply } from "./sandbox/protocol.js";
 
 export interface CallRef {
@@ -42,6 +56,8 @@ export class CallReporter {
     private readonly log: Logger,
     /** Model calls on the call's behalf (the WIT `model` import). */
     private readonly models?: ToolModelCalls,
+    /** Where a finishing report that the database could not take leaves the call's `unknown` end. */
+    private readonly repairs?: PendingRepairs,
   ) {}
 
   /** The worker connection the call was claimed on (what callback tokens name). */
@@ -63,6 +79,9 @@ export class CallReporter {
     } catch {
       return fail("invalid_frame", "emit data is not JSON");
     }
+    // Refused before any write, as the server refuses a host's: the call may go on.
+    const where = findUnstorable(data, "$.data");
+    if (where !== null) return fail("unstorable_text", `The event data contains ${UNSTORABLE_TEXT} at ${where}.`);
     // The frame a host would send; over the limit it is refused, as the SDK refuses it.
     const frame = { type: "emit", sessionId: this.call.sessionId, sequence: this.call.seq, kind, data, id: 0 };
     const bytes = byteLength(JSON.stringify(frame));
@@ -121,7 +140,9 @@ export class CallReporter {
   /** Ends the call with an error outcome (a trap, a failed setup), unless it already ended. */
   async failWith(outcome: Outcome): Promise<void> {
     if (this.endedHere) return;
-    await this.apply({ type: "finish", outcome });
+    // Brain's own error, which may quote what a component or a URL answered: made storable, so
+    // the end is always recorded.
+    await this.apply({ type: "finish", outcome: toStorable(outcome) });
   }
 
   /**
@@ -130,13 +151,32 @@ export class CallReporter {
    */
   private async publish(type: "result" | "finish", text: string): Promise<HostReply> {
     const parsed = parseOutcome(text);
-    const checked = parsed.ok ? boundOutcome(type, this.call, parsed.outcome) : parsed;
+    const checked = parsed.ok ? storableOutcome(boundOutcome(type, this.call, parsed.outcome)) : parsed;
     const action: CallAction =
       type === "result" ? { type: "result", outcome: checked.outcome } : { type: "finish", outcome: checked.outcome };
     const reply = await this.apply(action);
     if (checked.ok || !reply.ok) return reply;
     const message = checked.outcome.status === "error" ? checked.outcome.error.message : undefined;
     return fail(checked.code, message);
+  }
+
+  /**
+   * The backstop for what Postgres refuses as data despite the checks: a result-bearing report
+   * ends the call with an `invalid_output` error in its place, as the server does for a host.
+   */
+  private async unstorable(action: CallAction, reason: string): Promise<HostReply> {
+    const message = `The ${action.type === "emit" ? "event data" : "tool's output"} cannot be stored (${reason}).`;
+    if (action.type !== "emit") {
+      const outcome = errorOutcome("invalid_output", message);
+      try {
+        const result = await this.writer.submit(transitionCall(this.call, { type: action.type, outcome }));
+        if (result.seq === null || result.ended) this.markEnded();
+      } catch (error) {
+        this.log.error({ err: error, ...this.call }, "a component's invalid_output could not be recorded");
+        return fail("internal_error", "the journal write failed; it was not recorded");
+      }
+    }
+    return fail("unstorable_text", message);
   }
 
   private markEnded(): void {
@@ -150,14 +190,7 @@ export class CallReporter {
       const result = await this.writer.submit(transitionCall(this.call, action, this.maxEmittedBytes));
       if (result.overBudget) {
         const kind = action.type === "emit" ? action.kind : "tool_result";
-        await this.writer.submit(
-          appendRecords(this.call.sessionId, [
-            {
-              kind: "emission_rejected",
-              payload: { call: this.call.seq, kind, bytes: result.bytes, code: "budget_exceeded" },
-            },
-          ]),
-        );
+        await this.writer.submit(refuseEmission(this.call.sessionId, this.call.seq, kind, result.bytes));
         return fail("budget_exceeded");
       }
       if (result.seq === null) {
@@ -168,6 +201,20 @@ export class CallReporter {
       if (result.ended) this.markEnded();
       return { ok: true, seq: result.seq };
     } catch (error) {
+      if (isDataException(error)) return this.unstorable(action, (error as Error).message);
+      if (isUnavailable(error) || isConnectionError(error)) {
+        // The database is away. A report that would have ended the call is not sent again, so
+        // the call ends `unknown` once the database answers instead of staying open for good.
+        if (this.repairs && endsCall(action)) {
+          const end = endCalls(
+            { sessionId: this.call.sessionId, seqs: [this.call.seq] },
+            { status: "unknown", cause: "journal_unavailable" },
+          );
+          this.repairs.add(`call:${this.call.sessionId}:${this.call.seq}`, () => this.writer.submit(end));
+          this.markEnded();
+        }
+        return fail("database_unavailable");
+      }
       this.log.error({ err: error, ...this.call }, "a component's journal write failed");
       return fail("internal_error", "the journal write failed; it was not recorded");
     }

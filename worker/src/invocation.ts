@@ -6,7 +6,14 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { claimWorkerCall, endCalls, type JournalWriter, type SecretBox, type Sql } from "@aexhq/brain-db";
+import {
+  claimWorkerCall,
+  endCalls,
+  type JournalWriter,
+  type PendingRepairs,
+  type SecretBox,
+  type Sql,
+} from "@aexhq/brain-db";
 import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import type { ComponentCache } from "./component-cache.js";
@@ -35,6 +42,8 @@ export interface InvocationDeps {
   models: ToolModelCalls;
   /** This worker's id in `servers`. */
   workerId(): string;
+  /** Journal writes retried each heartbeat until the database takes them (see PendingRepairs). */
+  repairs?: PendingRepairs;
   log: Logger;
 }
 
@@ -50,7 +59,14 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
   }
   const log = deps.log.child({ sessionId: job.sessionId, seq: job.seq, tool: claimed.tool });
   const running = deps.running.add(job.sessionId, job.seq);
-  const reporter = new CallReporter(deps.writer, { ...job, connectionId }, deps.maxEmittedBytes, log, deps.models);
+  const reporter = new CallReporter(
+    deps.writer,
+    { ...job, connectionId },
+    deps.maxEmittedBytes,
+    log,
+    deps.models,
+    deps.repairs,
+  );
   const timeout = () =>
     deps.writer.submit(
       endCalls({ sessionId: job.sessionId, seqs: [job.seq] }, { status: "timeout", cause: "deadline" }),

@@ -8,9 +8,11 @@ import {
   ERROR_CODES,
   type ErrorCode,
   errorOutcome,
+  findUnstorable,
   MAX_FRAME_BYTES,
   type Outcome,
   OutcomeSchema,
+  UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
 
 /** An error string for the component: the stable code first (`call_ended: ...`). */
@@ -67,6 +69,18 @@ export function boundOutcome(
     code: "result_too_large",
     outcome: errorOutcome("result_too_large", message, { bytes, limit: MAX_FRAME_BYTES }),
   };
+}
+
+/**
+ * The outcome, or an `invalid_output` error in its place when it holds text Postgres cannot store:
+ * the call ends with it at once (as a host's would on the server), and the component is told
+ * `unstorable_text`.
+ */
+export function storableOutcome(checked: Checked): Checked {
+  const where = checked.ok ? findUnstorable(checked.outcome, "$.outcome") : null;
+  if (where === null) return checked;
+  const message = `The tool's output contains ${UNSTORABLE_TEXT} at ${where}, which cannot be stored.`;
+  return { ok: false, code: "unstorable_text", outcome: errorOutcome("invalid_output", message) };
 }
 
 /** A trap or exception in `run`, as the error outcome that ends the call. */

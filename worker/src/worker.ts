@@ -7,10 +7,12 @@ import { randomUUID } from "node:crypto";
 import {
   channelFor,
   connect,
+  DatabaseAvailability,
   endCalls,
   JournalWriter,
   listenForCommits,
   migrate,
+  PendingRepairs,
   requeueLostWorkerJobs,
   SecretBox,
   startBoss,
@@ -59,7 +61,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // Notifications carry their origin so a process skips its own; this one outlives re-registration.
   const origin = randomUUID();
   const channel = channelFor(options.schema);
-  const writer = new JournalWriter(sql, { channel, origin });
+  // While the database is away, writes fail at once; when it answers again, calls that ended
+  // meanwhile are looked for (their notifications were lost).
+  const availability = new DatabaseAvailability(sql, {
+    onChange: (available) =>
+      available ? void checkEnded() : log.warn("database unavailable: journal writes fail until it answers"),
+  });
+  const writer = new JournalWriter(sql, { channel, origin, availability });
+  const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
   const running = new RunningCalls();
   const cache = new ComponentCache(sql, options.cacheDir);
   const spares = new SparePool();
@@ -96,13 +105,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         running.stopAll("lost");
         identity = await register(sql);
       }
+      availability.markAvailable();
+      await repairs.run();
       await checkEnded();
       if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
         const requeued = await requeueLostWorkerJobs(sql, bossReady);
         if (requeued > 0) log.warn({ requeued }, "enqueued again the jobs of component calls left pending");
       }
     } catch (err) {
-      log.warn({ err }, "heartbeat failed");
+      if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
     } finally {
       ticking = false;
     }
@@ -124,6 +135,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     models,
     workerId: () => identity.workerId,
     log,
+    repairs,
   };
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
   // this worker more than it can run, so other workers get the rest.
@@ -171,6 +183,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     await stopServer(sql, identity.workerId).catch(() => {});
     phase("unregistered");
     // Every write has drained: whatever is still open need not be waited for long.
+    availability.close();
     await sql.end({ timeout: 1 });
     phase("stopped");
   };

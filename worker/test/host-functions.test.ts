@@ -89,6 +89,26 @@ describe("emit-result, returned, finish", () => {
     expect(answers[3]!.err).toMatch(/^call_ended: /);
   });
 
+  it("text Postgres cannot store: an event is refused; a result ends the call invalid_output at once", async () => {
+    // The input holds the escapes as plain text; the component hands them on as JSON, so the
+    // worker parses a NUL character and an unpaired surrogate.
+    const { row, records } = await script([
+      { op: "emit-raw", kind: "progress", text: '{"t":"a\\u0000b"}' },
+      { op: "emit", kind: "progress", data: "fine" },
+      { op: "result-raw", text: '{"status":"ok","value":{"k":"\\ud800"}}' },
+      { op: "finish", outcome: { status: "ok", value: 1 } },
+      { op: "telemetry-answers" },
+    ]);
+    expect(kinds(records)).toEqual(["progress", "tool_result", "tool_call_ended"]);
+    expect(row.outcome?.error?.code).toBe("invalid_output");
+    expect(row.outcome?.error?.message).toMatch(/cannot be stored/);
+    const answers = await telemetryAnswers(log);
+    expect(answers[1]!.err).toMatch(/^unstorable_text: /);
+    expect(answers[2]!.ok).toBe(records[0]!.seq);
+    expect(answers[3]!.err).toMatch(/^unstorable_text: /);
+    expect(answers[4]!.err).toMatch(/^call_ended: /);
+  });
+
   it("a malformed outcome is journaled as invalid_output, which ends the call", async () => {
     const { row, records } = await script([{ op: "result", outcome: { status: "ok" } }, { op: "finish" }]);
     expect(kinds(records)).toEqual(["tool_result", "tool_call_ended"]);

@@ -35,8 +35,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
-  const db = await createTestDatabase({ max: 8 });
+/** On a fresh test database, or on `given` (migrated: a Postgres of the test's own, say). */
+export async function startHarness(given?: TestDatabase): Promise<Harness> {
+  const db = given ?? (await createTestDatabase({ max: 8 }));
   const ownerId = randomUUID();
   await registerServer(db.sql, ownerId);
   const boss = await startBoss(db.url, "brain", () => {});

@@ -30,6 +30,13 @@ interface Plan {
   outcome: unknown;
 }
 
+/** Whether an action, once journaled, ends its call: a finish, or any non-success outcome. */
+export function endsCall(action: CallAction): boolean {
+  if (action.type === "emit") return false;
+  // A non-success outcome terminates the execution, whichever way it was published.
+  return action.type === "finish" || (action.outcome !== undefined && action.outcome.status !== "ok");
+}
+
 function plan(call: number, action: CallAction): Plan {
   if (action.type === "emit") {
     return {
@@ -48,8 +55,7 @@ function plan(call: number, action: CallAction): Plan {
   }
   const returns = action.type === "return";
   if (returns) records.push({ kind: "tool_returned", payload: { call } });
-  // A non-success outcome terminates the execution, whichever way it was published.
-  const ends = action.type === "finish" || (action.outcome !== undefined && action.outcome.status !== "ok");
+  const ends = endsCall(action);
   // The terminal payload is filled in by SQL: it is the call's final outcome, which may be an
   // earlier result's.
   if (ends) records.push({ kind: "tool_call_ended", payload: null });
@@ -87,7 +93,6 @@ export function transitionCall(
   const touched = emptyKeys();
   touched.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
   return {
-    notify: touched,
     keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
     run: (tx) =>
       tx<{ seq: number | null; over_budget: boolean }[]>`

@@ -3,6 +3,7 @@ import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 import { appendRecords } from "./append.js";
+import { refuseEmissionIn } from "./refuse-emission.js";
 
 /** One `environment_operation` record and the change it reports, written together. */
 export interface EnvironmentOperationWrite<R> {
@@ -20,7 +21,7 @@ export interface EnvironmentOperationWrite<R> {
   payload: (result: R | undefined) => Record<string, unknown>;
   /**
    * Charges the record to the activation's emission budget of this many bytes at most; over it,
-   * `emission_rejected` is written instead (like any emission). Only with `requireOpenCall` false:
+   * the refusal is recorded instead (like any emission's: see refuseEmission). Only with `requireOpenCall` false:
    * a share lock on the call taken before the budget row would invert transitionCall's lock order.
    */
   maxBytes?: number;
@@ -69,8 +70,7 @@ export function journalEnvironmentOperation<R>(
           WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${w.maxBytes}::bigint
           RETURNING 1`;
         if (charged.length === 0) {
-          const rejected = { call: w.call, kind: ENVIRONMENT_OPERATION_KIND, bytes, code: "budget_exceeded" };
-          await appendRecords(w.sessionId, [{ kind: "emission_rejected", payload: rejected }]).run(tx);
+          await refuseEmissionIn(tx, w.sessionId, w.call, ENVIRONMENT_OPERATION_KIND, bytes);
           return { seq: null, result, bytes, refused: "budget_exceeded" };
         }
       }

@@ -1,16 +1,34 @@
 import type { Sql } from "postgres";
 
-export async function insertHost(sql: Sql, id: string, name: string | null, tokenHash: Buffer): Promise<void> {
-  await sql`INSERT INTO hosts (id, name, token_hash) VALUES (${id}, ${name}, ${tokenHash})`;
+/** A host, owned by the application token that registered it (null: the operator). */
+export async function insertHost(
+  sql: Sql,
+  id: string,
+  name: string | null,
+  tokenHash: Buffer,
+  ownerTokenId: string | null = null,
+): Promise<void> {
+  await sql`INSERT INTO hosts (id, name, token_hash, token_id) VALUES (${id}, ${name}, ${tokenHash}, ${ownerTokenId})`;
 }
 
+/**
+ * The host's token hash, or null when there is no such host or the application token that
+ * registered it was revoked: revoking an application also refuses its hosts' new connections.
+ */
 export async function hostTokenHash(sql: Sql, id: string): Promise<Buffer | null> {
-  const [row] = await sql<{ token_hash: Buffer }[]>`SELECT token_hash FROM hosts WHERE id = ${id}`;
+  const [row] = await sql<{ token_hash: Buffer }[]>`
+    SELECT h.token_hash FROM hosts h LEFT JOIN app_tokens t ON t.id = h.token_id
+    WHERE h.id = ${id} AND t.revoked_at IS NULL`;
   return row?.token_hash ?? null;
 }
 
-export async function hostExists(sql: Sql, id: string): Promise<boolean> {
-  const [row] = await sql`SELECT 1 FROM hosts WHERE id = ${id}`;
+/**
+ * Whether the host exists and the caller may place sessions on it: `owner` undefined is the
+ * operator (any host), otherwise the host must have been registered with that application token.
+ */
+export async function hostExists(sql: Sql, id: string, owner?: string): Promise<boolean> {
+  const [row] = await sql`
+    SELECT 1 FROM hosts WHERE id = ${id} AND (${owner === undefined} OR token_id = ${owner ?? null}::uuid)`;
   return row !== undefined;
 }
 

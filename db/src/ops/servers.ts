@@ -5,8 +5,18 @@ export async function registerServer(sql: Sql, id: string, kind: "server" | "wor
   await sql`INSERT INTO servers (id, kind) VALUES (${id}, ${kind})`;
 }
 
-export async function heartbeat(sql: Sql, id: string): Promise<void> {
-  await sql`UPDATE servers SET heartbeat_at = now() WHERE id = ${id}`;
+/**
+ * Heartbeats; "revived" when another process had declared this one dead meanwhile (it was cut off
+ * from the database, or frozen, for longer than the stale window). The row is live again either
+ * way: the caller must drop what the declaration took from it (its host connections were closed
+ * and their calls ended `unknown`).
+ */
+export async function heartbeat(sql: Sql, id: string): Promise<"alive" | "revived"> {
+  const [row] = await sql<{ revived: boolean }[]>`
+    WITH prev AS (SELECT stopped_at FROM servers WHERE id = ${id} FOR UPDATE)
+    UPDATE servers SET heartbeat_at = now(), stopped_at = NULL WHERE id = ${id}
+    RETURNING (SELECT stopped_at FROM prev) IS NOT NULL AS revived`;
+  return row?.revived ? "revived" : "alive";
 }
 
 export async function stopServer(sql: Sql, id: string): Promise<void> {

@@ -14,6 +14,8 @@ export interface SessionRow {
   last_seq: number;
   owner_id: string | null;
   owner_epoch: number;
+  /** The application token that created it; null for the operator's sessions. */
+  token_id: string | null;
   created_at: Date;
   ended_at: Date | null;
 }
@@ -27,6 +29,8 @@ export interface NewSession {
   metadata: Record<string, string>;
   /** Initial workspace files: path → UTF-8 text. */
   workspace?: Record<string, string>;
+  /** The creating application token; null or absent: the operator. */
+  tokenId?: string | null;
   /** The creating server runs the session's loop first (fencing epoch 1). */
   ownerId: string;
   /** The session_created record's payload. */
@@ -55,15 +59,14 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
   const touched: CommitKeys = emptyKeys();
   touched.sessions.set(s.id, Touch.other);
   return {
-    notify: touched,
     keys: () => touched,
     run: (tx) =>
       tx<SessionRow[]>`
         WITH s AS (
-          INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch, environment_control)
+          INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch, environment_control, token_id)
           VALUES (${s.id}, ${s.hostId}, ${JSON.stringify(s.model)}::text::jsonb, ${JSON.stringify(s.tools)}::text::jsonb,
                   ${JSON.stringify(s.metadata)}::text::jsonb, 1, ${s.ownerId}, 1,
-                  NULLIF(${JSON.stringify(s.environmentControl ?? null)}::text::jsonb, 'null'::jsonb))
+                  NULLIF(${JSON.stringify(s.environmentControl ?? null)}::text::jsonb, 'null'::jsonb), ${s.tokenId ?? null})
           RETURNING *
         ),
         r AS (
@@ -117,13 +120,23 @@ export interface SessionPage {
   next: SessionCursor | null;
 }
 
-/** Newest first, keyset-paginated on (created_at, id), exact to the microsecond. */
-export async function listSessions(sql: Sql, limit: number, after: SessionCursor | null): Promise<SessionPage> {
+/**
+ * Newest first, keyset-paginated on (created_at, id), exact to the microsecond. With `owner`, only
+ * that application token's sessions; without it (the operator), everyone's.
+ */
+export async function listSessions(
+  sql: Sql,
+  limit: number,
+  after: SessionCursor | null,
+  owner?: string,
+): Promise<SessionPage> {
   const rows = await sql<(SessionRow & { created_us: string })[]>`
     SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM sessions
-    WHERE ${after === null}
+    WHERE (${after === null}
        OR (created_at, id) < ('epoch'::timestamptz + ${after?.us ?? "0"}::bigint * interval '1 microsecond',
-                              ${after?.id ?? null}::uuid)
+                              ${after?.id ?? null}::uuid))
+    -- Two statements, not one with an OR: each keeps a plan that uses its index.
+    ${owner === undefined ? sql`` : sql`AND token_id = ${owner}`}
     ORDER BY created_at DESC, id DESC
     LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);

@@ -5,7 +5,7 @@
  * than a frame may carry is `result_too_large`. Redirects are followed only inside the base URL, so
  * the Environment's headers never reach another origin.
  */
-import { errorOutcome, MAX_FRAME_BYTES, type Outcome } from "@aexhq/brain-contracts";
+import { errorOutcome, MAX_FRAME_BYTES, type Outcome, storableText } from "@aexhq/brain-contracts";
 import { type HttpCall, withinBase } from "./http-request.js";
 
 /** How much of an error body the outcome keeps. */
@@ -106,8 +106,9 @@ async function readAtMost(res: Response, limit: number): Promise<{ bytes: Buffer
   }
 }
 
+/** Quoted into outcomes and setup errors, which are journaled: made storable (NUL → U+FFFD). */
 function excerpt(bytes: Buffer): string {
-  return bytes.subarray(0, ERROR_EXCERPT_BYTES).toString("utf8");
+  return storableText(bytes.subarray(0, ERROR_EXCERPT_BYTES).toString("utf8"));
 }
 
 function unreachable(method: string, url: URL, error: unknown, signal: AbortSignal): Outcome {

@@ -3,7 +3,14 @@
  * the Environment, set up first, exactly as a placed tool is invoked). Their effect is an HTTP
  * request, made before the record that reports it; it stops when the call stops.
  */
-import { BrainError, errorOutcome, type Outcome } from "@aexhq/brain-contracts";
+import {
+  BrainError,
+  errorOutcome,
+  findUnstorable,
+  type Outcome,
+  toStorable,
+  UNSTORABLE_TEXT,
+} from "@aexhq/brain-contracts";
 import { readEnvironment } from "@aexhq/brain-db";
 import { z } from "zod";
 import type { ToolRequestAnswer } from "../hosts/requests.js";
@@ -66,6 +73,7 @@ export async function callOperation(
   if (!fitsAck(outcome)) {
     outcome = errorOutcome("result_too_large", "The answer exceeds the frame size limit.");
   }
+  outcome = storableAnswer(outcome);
   const recorded =
     outcome.status === "ok"
       ? recordPayload(call, req, OK, { value: outcome.value })
@@ -79,6 +87,16 @@ export async function callOperation(
   // Refused, it was journaled as emission_rejected.
   if (r.refused === "budget_exceeded") throw journaledError(new BrainError("budget_exceeded"));
   return { sequence: r.seq, value: outcome } satisfies ToolRequestAnswer;
+}
+
+/**
+ * The answer is journaled: an ok value with text Postgres cannot store is `invalid_output`, as a
+ * placed HTTP Environment tool's would be; Brain's own error messages are made storable.
+ */
+function storableAnswer(outcome: Outcome): Outcome {
+  const where = outcome.status === "ok" ? findUnstorable(outcome.value, "$.value") : null;
+  if (where === null) return toStorable(outcome);
+  return errorOutcome("invalid_output", `The answer contains ${UNSTORABLE_TEXT} at ${where}, which cannot be stored.`);
 }
 
 function interrupted(outcome: Outcome): { code: string; message: string } {

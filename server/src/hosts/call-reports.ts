@@ -1,5 +1,23 @@
-import { BrainError, EVENT_KIND_PATTERN, isReservedKind, type Outcome } from "@aexhq/brain-contracts";
-import { appendRecords, type CallAction, type CallRef, type TransitionResult, transitionCall } from "@aexhq/brain-db";
+import {
+  BrainError,
+  EVENT_KIND_PATTERN,
+  errorOutcome,
+  findUnstorable,
+  isReservedKind,
+  type Outcome,
+  UNSTORABLE_TEXT,
+} from "@aexhq/brain-contracts";
+import {
+  type CallAction,
+  type CallRef,
+  endCalls,
+  endsCall,
+  isDataException,
+  isUnavailable,
+  refuseEmission,
+  type TransitionResult,
+  transitionCall,
+} from "@aexhq/brain-db";
 import type { Runtime } from "../runtime.js";
 
 /**
@@ -29,27 +47,67 @@ export function toAction(report: CallReport): CallAction {
 
 /**
  * Journals one report on an open call: the conditional transition (it writes nothing unless the
- * call is open for `ref`), and, when the activation's emission budget refuses it, the
- * `emission_rejected` record and `budget_exceeded`. A result with `seq` null means the call was not
- * open for this reporter; the caller says why.
+ * call is open for `ref`), and, when the activation's emission budget refuses it, the refusal
+ * (see refuseEmission) and `budget_exceeded`. Text Postgres cannot store is refused with
+ * `unstorable_text` (see refuseUnstorable). A result with `seq` null means the call was not open
+ * for this reporter; the caller says why.
  */
 export async function applyReport(
-  rt: Pick<Runtime, "writer" | "config">,
+  rt: Pick<Runtime, "writer" | "config" | "repairs">,
   ref: CallRef,
   action: CallAction,
 ): Promise<TransitionResult> {
-  const result = await rt.writer.submit(transitionCall(ref, action, rt.config.maxEmittedBytes));
+  const where = unstorableIn(action);
+  if (where !== null) return refuseUnstorable(rt, ref, action, `at ${where}`);
+  let result: TransitionResult;
+  try {
+    result = await rt.writer.submit(transitionCall(ref, action, rt.config.maxEmittedBytes));
+  } catch (error) {
+    // The tool has finished, but the database could not take its word for it, and the reporter
+    // never sends the frame again: the call ends `unknown` as soon as the database answers,
+    // rather than staying open with nothing left to end it.
+    if (isUnavailable(error) && endsCall(action)) {
+      const end = endCalls(
+        { sessionId: ref.sessionId, seqs: [ref.seq] },
+        { status: "unknown", cause: "journal_unavailable" },
+      );
+      rt.repairs.add(`call:${ref.sessionId}:${ref.seq}`, () => rt.writer.submit(end));
+    }
+    // The backstop: anything else Postgres refuses as data is the input's fault all the same.
+    if (!isDataException(error)) throw error;
+    return refuseUnstorable(rt, ref, action, `(${(error as Error).message})`);
+  }
   if (result.overBudget) {
     const kind = action.type === "emit" ? action.kind : "tool_result";
-    await rt.writer.submit(
-      appendRecords(ref.sessionId, [
-        {
-          kind: "emission_rejected",
-          payload: { call: ref.seq, kind, bytes: result.bytes, code: "budget_exceeded" },
-        },
-      ]),
-    );
+    await rt.writer.submit(refuseEmission(ref.sessionId, ref.seq, kind, result.bytes));
     throw new BrainError("budget_exceeded");
   }
   return result;
+}
+
+/** Where in a report's data the first unstorable string is, or null. */
+export function unstorableIn(action: CallAction): string | null {
+  if (action.type === "emit") return findUnstorable(action.data, "$.data");
+  return findUnstorable(action.outcome ?? null, "$.outcome") ?? findUnstorable(action.content ?? null, "$.content");
+}
+
+/**
+ * An extension event with unstorable text is only refused: the tool may go on. A result-bearing
+ * report is the call's answer, and it cannot be recorded: the call ends at once with an
+ * `invalid_output` error outcome in its place (instead of staying open until its deadline), then
+ * the report is refused. The replacement is Brain's own small error, written whatever the budget
+ * says, so the call does end.
+ */
+async function refuseUnstorable(
+  rt: Pick<Runtime, "writer">,
+  ref: CallRef,
+  action: CallAction,
+  where: string,
+): Promise<never> {
+  const message = `The ${action.type === "emit" ? "event data" : "tool's output"} contains ${UNSTORABLE_TEXT} ${where}, which cannot be stored.`;
+  if (action.type !== "emit") {
+    const outcome = errorOutcome("invalid_output", message);
+    await rt.writer.submit(transitionCall(ref, { type: action.type, outcome }));
+  }
+  throw new BrainError("unstorable_text", message);
 }

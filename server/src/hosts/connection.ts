@@ -3,10 +3,12 @@ import {
   type HostFrame,
   HostFrameSchema,
   type InvokeFrame,
+  MAX_FRAME_BYTES,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
-import { callState, endedAmong } from "@aexhq/brain-db";
+import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
+import { toBrainError } from "../plugins/errors.js";
 import type { Runtime } from "../runtime.js";
 import { applyReport, toAction } from "./call-reports.js";
 import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
@@ -39,7 +41,9 @@ export class HostConnection {
   start(onClose: () => void): void {
     this.socket.on("message", (data, isBinary) => {
       this.lastFrameAt = Date.now();
-      this.receive(isBinary ? null : data.toString());
+      const bytes = Array.isArray(data) ? data.reduce((n, b) => n + b.byteLength, 0) : data.byteLength;
+      if (bytes > MAX_FRAME_BYTES) this.refuseOversize(isBinary ? null : data.toString(), bytes);
+      else this.receive(isBinary ? null : data.toString());
     });
     this.socket.on("close", () => {
       this.open = false;
@@ -94,6 +98,18 @@ export class HostConnection {
     if (this.open) this.socket.close(code, reason);
   }
 
+  /**
+   * A frame over the limit breaks the protocol: the host is told why (with the frame's id when it
+   * can be read), then the socket closes with 1009. The socket accepts frames up to MAX_BODY_BYTES
+   * so that this answer is possible; `ws` closes on anything larger by itself, also with 1009.
+   */
+  private refuseOversize(text: string | null, bytes: number): void {
+    const message = `The frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`;
+    this.rt.log.warn({ connectionId: this.id, hostId: this.hostId, bytes }, "a host frame over the size limit");
+    this.send({ type: "reject", id: extractId(text), error: { code: "frame_too_large", message } });
+    this.close(1009, "frame_too_large");
+  }
+
   private receive(text: string | null): void {
     let frame: HostFrame;
     try {
@@ -127,13 +143,7 @@ export class HostConnection {
       const answer = await answerToolRequest(this.rt, { hostId: this.hostId }, frame);
       this.send({ type: "ack", id: frame.id, sequence: answer.sequence, value: answer.value as never });
     } catch (error) {
-      const e = error instanceof BrainError ? error : null;
-      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host request failed");
-      this.send({
-        type: "reject",
-        id: frame.id,
-        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
-      });
+      this.reject(frame.id, error, "host request failed");
     }
   }
 
@@ -148,14 +158,23 @@ export class HostConnection {
       if (result.ended) this.inflight.delete(`${frame.sessionId}:${frame.sequence}`);
       this.send({ type: "ack", id: frame.id, sequence: result.seq });
     } catch (error) {
-      const e = error instanceof BrainError ? error : null;
-      if (!e) this.rt.log.error({ err: error, connectionId: this.id }, "host frame failed");
-      this.send({
-        type: "reject",
-        id: frame.id,
-        error: e ? { code: e.code, message: e.message } : { code: "internal_error", message: "internal error" },
-      });
+      this.reject(frame.id, error, "host frame failed");
     }
+  }
+
+  /**
+   * Answers a frame that failed with its documented code; only the unexpected is logged as an error.
+   * A Postgres data exception (a value the checks before the write missed) is the frame's fault, not
+   * the server's: `unstorable_text`. A connection failure is news that the database went away.
+   */
+  private reject(id: number, error: unknown, what: string): void {
+    this.rt.availability.observe(error);
+    const e =
+      !(error instanceof BrainError) && isDataException(error)
+        ? new BrainError("unstorable_text")
+        : toBrainError(error);
+    if (e.code === "internal_error") this.rt.log.error({ err: error, connectionId: this.id }, what);
+    this.send({ type: "reject", id, error: { code: e.code, message: e.message } });
   }
 }
 

@@ -1,10 +1,19 @@
 import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
-import { type Appended, appendRecords, endCalls, type NewRecord, readRecords, rel, type Sql } from "@aexhq/brain-db";
+import {
+  type Appended,
+  appendRecords,
+  endCalls,
+  isUnavailable,
+  type NewRecord,
+  readRecords,
+  rel,
+  type Sql,
+} from "@aexhq/brain-db";
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
 import type { Runtime } from "../runtime.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
-import type { TurnEnd } from "./turns.js";
+import type { TurnEnd, TurnError } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
 import { withWorkerJobs } from "./worker-jobs.js";
 
@@ -111,8 +120,11 @@ export class SessionActor {
         this.deadlines.sync(this.state);
       }
     } catch (error) {
-      this.rt.log.error({ err: error, sessionId: this.session.id }, "agentloop step failed");
-      // Retry later from the journal rather than spin: the next wake or rescan picks it up.
+      // Retry later from the journal rather than spin: the next wake or rescan picks it up (after
+      // an outage, the rescan that follows the database's return).
+      if (!this.rt.availability.observe(error) && !isUnavailable(error)) {
+        this.rt.log.error({ err: error, sessionId: this.session.id }, "agentloop step failed");
+      }
     } finally {
       this.running = false;
     }
@@ -216,7 +228,7 @@ export class SessionActor {
         code: "model_budget_exceeded",
         message: `BRAIN_MAX_MODEL_CALLS (${this.rt.config.maxModelCalls}) reached`,
       };
-      await this.append([{ kind: "activation_ended", payload: { ...this.ending(a, "failed", ""), error } }]);
+      await this.append([{ kind: "activation_ended", payload: this.failing(a, error) }]);
       return "ended";
     }
     const activation = opensActivation ? rel(-1) : this.state.activation!.seq;
@@ -243,7 +255,7 @@ export class SessionActor {
           kind: "model_call_ended",
           payload: { call: callSeq, outcome: { status: "error", error: { code, message } } },
         },
-        { kind: "activation_ended", payload: this.ending(activationSeq, "failed", "") },
+        { kind: "activation_ended", payload: this.failing(activationSeq, { code, message }) },
       ]);
       return "ended";
     }
@@ -276,6 +288,11 @@ export class SessionActor {
     return { activation, message: this.state.activation?.message ?? null, status, text };
   }
 
+  /** A failed activation always says why: the SDK rejects `send` with this code. */
+  private failing(activation: number, error: TurnError): Record<string, unknown> {
+    return { ...this.ending(activation, "failed", ""), error };
+  }
+
   private modelTools() {
     return this.session.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
   }
@@ -301,7 +318,11 @@ export class SessionActor {
       { kind: "model_call_ended", payload: { call: callSeq, outcome: { status: "unknown", cause: "server_lost" } } },
     ];
     if (activation !== null) {
-      records.push({ kind: "activation_ended", payload: this.ending(activation, "failed", "") });
+      const error = {
+        code: "model_call_lost",
+        message: "The server making the model call was lost; it is not replayed.",
+      };
+      records.push({ kind: "activation_ended", payload: this.failing(activation, error) });
     }
     await this.append(records);
   }

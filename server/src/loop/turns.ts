@@ -6,6 +6,13 @@ export interface TurnEnd {
   message: number | null;
   status: "completed" | "cancelled" | "failed";
   text: string;
+  /** Why a failed activation failed (an error code of contracts/src/errors.ts). */
+  error?: TurnError;
+}
+
+export interface TurnError {
+  code: string;
+  message: string;
 }
 
 /**

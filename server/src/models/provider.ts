@@ -1,11 +1,13 @@
-import type {
-  ErrorCode,
-  ModelConfig,
-  ModelMessage,
-  ModelTool,
-  ModelToolCall,
-  ModelUsage,
-  ResponseFormat,
+import {
+  type ErrorCode,
+  type ModelConfig,
+  type ModelMessage,
+  type ModelTool,
+  type ModelToolCall,
+  type ModelUsage,
+  type ResponseFormat,
+  storableText,
+  toStorable,
 } from "@aexhq/brain-contracts";
 import { AnthropicProvider } from "./anthropic.js";
 import { OpenAIProvider } from "./openai.js";
@@ -77,12 +79,31 @@ export class ModelCallError extends Error {
 export function createProvider(config: ModelConfig): ModelProvider {
   switch (config.provider) {
     case "scripted":
-      return new ScriptedProvider(config.script, config.toolScript ?? []);
+      return storableAnswers(new ScriptedProvider(config.script, config.toolScript ?? []));
     case "openai":
-      return new OpenAIProvider(config);
+      return storableAnswers(new OpenAIProvider(config));
     case "anthropic":
-      return new AnthropicProvider(config);
+      return storableAnswers(new AnthropicProvider(config));
   }
+}
+
+/**
+ * A provider's answers and error messages are text from outside, journaled as they are: a NUL
+ * character or an unpaired surrogate in them would make every write of the answer fail, and the
+ * model call and its turn would never end. Such characters become U+FFFD instead.
+ */
+function storableAnswers(provider: ModelProvider): ModelProvider {
+  return {
+    name: provider.name,
+    async complete(request, context) {
+      try {
+        return toStorable(await provider.complete(request, context));
+      } catch (error) {
+        if (!(error instanceof ModelCallError)) throw error;
+        throw new ModelCallError(error.code, storableText(error.message), error.status);
+      }
+    },
+  };
 }
 
 /** What the journal and the sessions table keep of a provider configuration: never credentials. */

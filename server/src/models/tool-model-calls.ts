@@ -2,11 +2,13 @@ import {
   armAt,
   BrainError,
   byteLength,
+  findUnstorable,
   MAX_BODY_BYTES,
   type ModelConfig,
   type ModelRequest,
   ModelRequestSchema,
   type ModelResult,
+  UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
 import {
   endedAmong,
@@ -79,6 +81,11 @@ export class ToolModelCalls {
       throw new BrainError("invalid_model_request", "The ModelRequest failed validation.", parsed.error.issues);
     }
     const request = parsed.data;
+    // Journaled with model_call_started: text Postgres cannot store is refused before any write.
+    const where = findUnstorable(request, "$.request");
+    if (where !== null) {
+      throw new BrainError("invalid_model_request", `The ModelRequest contains ${UNSTORABLE_TEXT} at ${where}.`);
+    }
     const config = await this.modelConfig(ref.sessionId);
     const origin = { type: "tool", sessionId: ref.sessionId, sequence: ref.seq };
     const { deps } = this;

@@ -1,10 +1,13 @@
 import { BrainError, ERROR_CODES, type ErrorCode } from "@aexhq/brain-contracts";
+import { isConnectionError, isDataException } from "@aexhq/brain-db";
 import type { FastifyError, FastifyInstance } from "fastify";
 import { ZodError } from "zod";
 
 /** Maps every failure to `{ error: { code, message, details? } }` with a documented code. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | BrainError | ZodError, request, reply) => {
+    // A connection failure seen by a request is news of an outage: requests after it fail fast.
+    if (app.hasDecorator("brain")) app.brain.availability.observe(error);
     const brain = toBrainError(error);
     if (brain.code === "internal_error") request.log.error({ err: error }, "unhandled error");
     void reply.status(brain.httpStatus).send({ error: brain.toJSON() });
@@ -16,13 +19,14 @@ export function installErrorHandler(app: FastifyInstance): void {
 
 export function toBrainError(error: unknown): BrainError {
   if (error instanceof BrainError) return error;
+  if (isConnectionError(error)) return new BrainError("database_unavailable");
   if (error instanceof ZodError) {
     return new BrainError("invalid_request", undefined, error.issues.map(issue));
   }
   const e = error as FastifyError;
   // Postgres data exceptions (SQLSTATE class 22: a NUL character, an invalid escape, a value out
   // of range) come from input that passed the schema but cannot be stored: nothing was written.
-  if (typeof e.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && (error as { severity?: string }).severity) {
+  if (isDataException(error)) {
     return new BrainError("invalid_request", "The input contains text or numbers Postgres cannot store.");
   }
   switch (e.code) {

@@ -1,16 +1,26 @@
 import { BrainError, EventsQuerySchema, type JournalEvent } from "@aexhq/brain-contracts";
-import { getSession, readRecords, sessionStatus } from "@aexhq/brain-db";
+import { getSession, readRecordPage, sessionStatus } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { parseInput } from "../plugins/validate.js";
 import { SessionParamsSchema } from "./params.js";
+import { BoundedWriter } from "./stream-writer.js";
 
-const PAGE = 500;
+/**
+ * One page of records: what a reader holds at a time besides its socket's buffer. Bounded in
+ * bytes as well as rows, so a journal of large records costs a reader no more than a small one.
+ */
+const PAGE_ROWS = 500;
+const PAGE_BYTES = 256 * 1024;
+/** Fewest rows asked for: after a page of large records, the next asks for fewer (see pump). */
+const MIN_PAGE_ROWS = 8;
 
 /**
  * The resumable event stream: NDJSON, one journal record per line, strictly after `after`.
  * With follow, it subscribes before reading the backlog and tracks the last sequence sent, so
  * records committed meanwhile are neither missed nor repeated (sequences are dense per session and
  * commit in order). It ends when the session ends or is deleted, or when the client goes away.
+ * The next page is read only once the socket has taken the last one (BoundedWriter), and a reader
+ * that stops reading is dropped after BRAIN_STREAM_STALL_MS: per-stream memory is bounded.
  */
 export async function eventRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.brain;
@@ -25,6 +35,10 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     let again = false;
     let finished = false;
     const res = reply.raw;
+    const out = new BoundedWriter(res, rt.config.streamStallMs);
+    // Rows asked per page: shrinks after a page cut by bytes, so the database does not size many
+    // large rows that will not be sent; grows back after pages of small ones.
+    let pageRows = PAGE_ROWS;
 
     const end = () => {
       if (closed) return;
@@ -33,15 +47,6 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
       res.end();
       // Unsent lines for a reader that stopped reading would keep the socket open.
       if (res.writableNeedDrain) res.destroy();
-    };
-    const write = async (line: string) => {
-      // A reader that stopped reading must not hold the stream (or a shutdown) forever.
-      if (!res.write(line)) {
-        await new Promise<void>((resolve) => {
-          res.once("drain", resolve);
-          res.once("close", resolve);
-        });
-      }
     };
     const pump = async () => {
       if (reading) {
@@ -53,8 +58,10 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
         do {
           again = false;
           for (;;) {
-            const rows = await readRecords(rt.sql, id, last, PAGE);
-            for (const r of rows) {
+            const page = await readRecordPage(rt.sql, id, last, { rows: pageRows, bytes: PAGE_BYTES });
+            const cutByBytes = page.rows.length < pageRows && page.more;
+            pageRows = cutByBytes ? Math.max(MIN_PAGE_ROWS, page.rows.length * 2) : Math.min(PAGE_ROWS, pageRows * 2);
+            for (const r of page.rows) {
               if (closed) return;
               const event: JournalEvent = {
                 sequence: r.seq,
@@ -62,11 +69,18 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
                 payload: r.payload as JournalEvent["payload"],
                 createdAt: r.created_at.toISOString(),
               };
-              await write(`${JSON.stringify(event)}\n`);
+              const written = await out.write(`${JSON.stringify(event)}\n`);
+              if (written === "stalled") {
+                request.log.warn(
+                  { sessionId: id, sequence: last, buffered: out.stalledWith, stallMs: rt.config.streamStallMs },
+                  "event stream reader stalled; closed",
+                );
+              }
+              if (written !== "ok") return end();
               last = r.seq;
               if (r.kind === "session_ended") finished = true;
             }
-            if (rows.length < PAGE) break;
+            if (!page.more) break;
           }
           if (!query.follow || finished) break;
           // Deleted, or ended before the cursor (a stream resumed after session_ended): done.

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
-import { closeConnection, endCalls, hostTokenHash, openConnection } from "@aexhq/brain-db";
+import { closeConnection, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";
@@ -36,10 +36,17 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
       rt.hosts.add(conn);
       conn.start(() => {
         rt.hosts.remove(conn);
-        void rt.writer
-          .submit(endCalls({ connectionId: conn.id }, { status: "unknown", cause: "connection_lost" }))
-          .then(() => closeConnection(rt.sql, conn.id))
-          .catch((err) => rt.log.error({ err, connectionId: conn.id }, "could not record a lost connection"));
+        const recordLoss = () =>
+          rt.writer
+            .submit(endCalls({ connectionId: conn.id }, { status: "unknown", cause: "connection_lost" }))
+            .then(() => closeConnection(rt.sql, conn.id));
+        void recordLoss().catch((err) => {
+          // The database is away: the loss is recorded once it answers again.
+          rt.repairs.add(`connection:${conn.id}`, recordLoss);
+          if (!rt.availability.observe(err) && !isUnavailable(err)) {
+            rt.log.error({ err, connectionId: conn.id }, "could not record a lost connection");
+          }
+        });
       });
       void rt.dispatch.claimFor(conn).catch((err) => rt.log.error({ err }, "claiming pending calls failed"));
     },

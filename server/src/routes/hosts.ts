@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { RegisterHostBodySchema } from "@aexhq/brain-contracts";
 import { insertHost } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
-import { digest } from "../plugins/auth.js";
+import { digest, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 
 export async function hostRoutes(app: FastifyInstance): Promise<void> {
@@ -10,7 +10,8 @@ export async function hostRoutes(app: FastifyInstance): Promise<void> {
     const body = parseInput(RegisterHostBodySchema, request.body ?? {});
     const id = randomUUID();
     const token = `bht_${randomBytes(32).toString("base64url")}`;
-    await insertHost(app.brain.sql, id, body.name ?? null, digest(token));
+    // Owned by the caller's application token: only its sessions may be placed on it.
+    await insertHost(app.brain.sql, id, body.name ?? null, digest(token), ownerOf(request.principal));
     return reply.status(201).send({ id, token });
   });
 }

@@ -6,6 +6,7 @@ import {
 } from "@aexhq/brain-contracts";
 import { appendRecords, sessionStatus, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { TurnEnd } from "../loop/turns.js";
 import { parseInput } from "../plugins/validate.js";
 import type { Runtime } from "../runtime.js";
 import { withIdempotency } from "./idempotent.js";
@@ -15,8 +16,6 @@ import { idempotencyKey, SessionParamsSchema } from "./params.js";
 function appendMessage(rt: Runtime, sessionId: string, text: string): WriteOp<number> {
   const op = appendRecords(sessionId, [{ kind: "user_message", payload: { text } }]);
   return {
-    // Its only follow-up (explaining a refusal) reads through the pool, not the transaction.
-    notify: op.notify,
     keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
     run: (tx) =>
       op.run(tx).then(async (r) => {
@@ -25,6 +24,13 @@ function appendMessage(rt: Runtime, sessionId: string, text: string): WriteOp<nu
         throw new BrainError((await sessionStatus(rt.sql, sessionId)) ? "session_ended" : "not_found");
       }),
   };
+}
+
+/** The answer for an activation_ended record: its status and text, and why it failed. */
+function activationResult(sequence: number, end: TurnEnd): ActivationResult {
+  const result: ActivationResult = { sequence, status: end.status, text: end.text ?? "" };
+  if (end.error) result.error = { code: end.error.code, message: end.error.message };
+  return result;
 }
 
 /** Resolves with the activation a message started once it has ended; null if the client left. */
@@ -58,10 +64,7 @@ async function waitForActivation(
           again = false;
           const state = await turnState(rt.sql, sessionId, messageSeq);
           if (!state) return finish(null, new BrainError("not_found", "The session was deleted."));
-          if (state.end) {
-            const p = state.end.payload as { status: ActivationResult["status"]; text: string };
-            return finish({ sequence: state.end.seq, status: p.status, text: p.text ?? "" });
-          }
+          if (state.end) return finish(activationResult(state.end.seq, state.end.payload as TurnEnd));
           if (state.status === "ended") return finish({ sequence: state.lastSeq, status: "cancelled", text: "" });
         } while (again && !done);
       } catch (error) {
@@ -76,7 +79,7 @@ async function waitForActivation(
       if (bits & (Touch.activationEnded | Touch.ended)) void check();
     });
     const offTurns = rt.turns.on(sessionId, (sequence, end) => {
-      if (end.message === messageSeq) finish({ sequence, status: end.status, text: end.text ?? "" });
+      if (end.message === messageSeq) finish(activationResult(sequence, end));
     });
     const unsubscribe = () => {
       offBus();

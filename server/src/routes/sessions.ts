@@ -18,6 +18,7 @@ import {
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "../models/credentials.js";
+import { ownerFilter, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
@@ -43,13 +44,15 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const body = parseInput(CreateSessionBodySchema, request.body);
     await checkPlacements(rt.sql, body.tools, body.environments ?? [], rt.config.allowedGrants);
     if (hasHostTools(body.tools) && !body.hostId) throw new BrainError("host_required");
-    if (body.hostId && !(await hostExists(rt.sql, body.hostId))) {
+    // Another application's host answers like a missing one: its existence is not revealed.
+    if (body.hostId && !(await hostExists(rt.sql, body.hostId, ownerFilter(request.principal)))) {
       throw new BrainError("invalid_request", "No host is registered with that hostId.");
     }
     const id = randomUUID();
     const op = createSession({
       id,
       hostId: body.hostId ?? null,
+      tokenId: ownerOf(request.principal),
       model: storedModelConfig(body.model),
       tools: body.tools,
       secrets: sealSessionSecrets(rt.secrets, id, body),
@@ -72,7 +75,8 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const row = key
       ? await withIdempotency(
           rt,
-          "session:create",
+          // Keys are per application: another one's key never replays (or reveals) this session.
+          request.principal.kind === "app" ? `session:create:${request.principal.tokenId}` : "session:create",
           key,
           body,
           op,
@@ -89,7 +93,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 
   app.get("/v1/sessions", async (request) => {
     const query = parseInput(ListSessionsQuerySchema, request.query);
-    const page = await listSessions(rt.sql, query.limit, decodeCursor(query.cursor));
+    const page = await listSessions(rt.sql, query.limit, decodeCursor(query.cursor), ownerFilter(request.principal));
     return {
       sessions: page.rows.map(toSession),
       nextCursor: page.next ? Buffer.from(JSON.stringify(page.next)).toString("base64url") : null,

@@ -38,8 +38,8 @@ export async function runJsonToolCall({ claimed, placement, reporter, running, l
   }
   const reply = await reporter.finish(JSON.stringify(checkedOutcome(placement.outputSchema, body)));
   if (!reply.ok && !reporter.ended) {
-    // JSON that Postgres cannot store (a NUL character, an unpaired surrogate), or over the
-    // activation's budget: the call must not stay open for want of a result.
+    // Over the activation's budget, say (text Postgres cannot store has already ended the call
+    // invalid_output): the call must not stay open for want of a result.
     log.warn({ error: reply.error }, "the tool's answer could not be recorded");
     await reporter.failWith(errorOutcome("http_error", `The tool's answer could not be recorded: ${reply.error}`));
     if (!reporter.ended) await reporter.finish(null);

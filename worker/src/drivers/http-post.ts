@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
+import { errorOutcome, type Outcome, storableText } from "@aexhq/brain-contracts";
 
 export interface PostAnswer {
   status: number;
@@ -72,7 +72,8 @@ export const BODY_EXCERPT_BYTES = 2048;
 
 /** `http_error` for an answer that is not what the protocol expects (a non-2xx status, say). */
 export function answerError(what: string, answer: PostAnswer): Outcome {
-  const body = answer.body.subarray(0, BODY_EXCERPT_BYTES).toString("utf8");
+  // Journaled with the outcome: made storable (NUL → U+FFFD).
+  const body = storableText(answer.body.subarray(0, BODY_EXCERPT_BYTES).toString("utf8"));
   const brain = brainErrorOf(body);
   const message = `${what}${brain ? `: ${brain.code}: ${brain.message}` : ""}`;
   return errorOutcome("http_error", message.slice(0, 8192), { status: answer.status, body });

@@ -1,0 +1,111 @@
+import type { Sql } from "postgres";
+
+/**
+ * Errors that say the database, or our connection to it, is unavailable, as opposed to a statement
+ * that was wrong: postgres.js connection codes, socket errors, SQLSTATE class 08 (connection
+ * exception), and the shutdown / start-up / overload answers of a restarting server.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return (
+    code.startsWith("CONNECTION_") ||
+    code === "CONNECT_TIMEOUT" ||
+    code.startsWith("08") ||
+    code === "57P01" || // admin_shutdown: pg_terminate_backend, or a fast shutdown
+    code === "57P02" || // crash_shutdown
+    code === "57P03" || // cannot_connect_now: starting up or shutting down
+    code === "53300" || // too_many_connections
+    SOCKET_ERRORS.has(code)
+  );
+}
+
+const SOCKET_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+export interface AvailabilityOptions {
+  /** How often to try the database while it is away. */
+  probeMs?: number;
+  /** Told of every change: false when the database went away, true when it answers again. */
+  onChange?: (available: boolean) => void;
+}
+
+/**
+ * What this process knows of its database: reachable, or away since some moment. A connection
+ * error seen anywhere marks it away; then a probe runs until the database answers, and whoever
+ * cares (the readiness probe, requests that fail fast, the rescans after an outage) is told.
+ */
+export class DatabaseAvailability {
+  private awaySince: number | null = null;
+  private upSince = Date.now();
+  private probe: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly probeMs: number;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly options: AvailabilityOptions = {},
+  ) {
+    this.probeMs = options.probeMs ?? 250;
+  }
+
+  get available(): boolean {
+    return this.awaySince === null;
+  }
+
+  /** Milliseconds the database has answered without interruption; 0 while it is away. */
+  upFor(now = Date.now()): number {
+    return this.awaySince === null ? now - this.upSince : 0;
+  }
+
+  /** Marks the database away when `error` says so; true if it did. */
+  observe(error: unknown): boolean {
+    if (!isConnectionError(error)) return false;
+    this.markAway();
+    return true;
+  }
+
+  /** Something just talked to the database successfully. */
+  markAvailable(): void {
+    if (this.awaySince === null) return;
+    this.awaySince = null;
+    this.upSince = Date.now();
+    this.options.onChange?.(true);
+  }
+
+  markAway(): void {
+    if (this.closed || this.awaySince !== null) return;
+    this.awaySince = Date.now();
+    this.options.onChange?.(false);
+    this.schedule();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.probe);
+  }
+
+  private schedule(): void {
+    clearTimeout(this.probe);
+    this.probe = setTimeout(() => void this.try(), this.probeMs);
+    this.probe.unref();
+  }
+
+  private async try(): Promise<void> {
+    if (this.closed || this.awaySince === null) return;
+    try {
+      await this.sql`SELECT 1`;
+      this.markAvailable();
+    } catch {
+      this.schedule();
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { Sql } from "postgres";
+
+export interface AppTokenRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+/** Stores a new application token by its SHA-256; the token itself never reaches the database. */
+export async function insertAppToken(sql: Sql, id: string, name: string, tokenHash: Buffer): Promise<AppTokenRow> {
+  const [row] = await sql<AppTokenRow[]>`
+    INSERT INTO app_tokens (id, name, token_hash) VALUES (${id}, ${name}, ${tokenHash})
+    RETURNING id, name, created_at, revoked_at`;
+  return row!;
+}
+
+/**
+ * The live token with this hash, or null (unknown or revoked). Read on every request, uncached, so
+ * a revocation committed by any server refuses the token's next request everywhere.
+ */
+export async function activeAppTokenId(sql: Sql, tokenHash: Buffer): Promise<string | null> {
+  const [row] = await sql<{ id: string }[]>`
+    SELECT id FROM app_tokens WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`;
+  return row?.id ?? null;
+}
+
+/** Every token, revoked ones included (they still own sessions), newest first. */
+export async function listAppTokens(sql: Sql): Promise<AppTokenRow[]> {
+  return sql<AppTokenRow[]>`
+    SELECT id, name, created_at, revoked_at FROM app_tokens ORDER BY created_at DESC, id DESC`;
+}
+
+/** Revokes a token; revoking it again keeps the first revocation time. Null when there is none. */
+export async function revokeAppToken(sql: Sql, id: string): Promise<AppTokenRow | null> {
+  const [row] = await sql<AppTokenRow[]>`
+    UPDATE app_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+    RETURNING id, name, created_at, revoked_at`;
+  return row ?? null;
+}
+
+/** The owning token of a session: undefined when there is no such session, null for the operator's. */
+export async function sessionTokenId(sql: Sql, sessionId: string): Promise<string | null | undefined> {
+  const [row] = await sql<{ token_id: string | null }[]>`SELECT token_id FROM sessions WHERE id = ${sessionId}`;
+  return row === undefined ? undefined : row.token_id;
+}

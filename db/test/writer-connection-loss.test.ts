@@ -1,0 +1,92 @@
+import { randomUUID } from "node:crypto";
+import { channelFor, JournalWriter, type WriteOp } from "@aexhq/brain-db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { until } from "../../testkit/wait.js";
+
+// The journal writer's own connection dies: idle between batches, or inside a COMMIT. The writer
+// must neither crash the process (postgres.js throws from a timer when a dead reserved connection
+// is written to) nor apply a batch twice, and must know whether a batch it lost the answer to
+// committed.
+
+let db: TestDatabase;
+const writers: JournalWriter[] = [];
+
+function writer(): JournalWriter {
+  const w = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
+  writers.push(w);
+  return w;
+}
+
+/** One probe row; `run` issues its statement before its first await, as the writer requires. */
+function probe(tag: string): WriteOp<number> {
+  return {
+    keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
+    run: (tx) =>
+      tx<{ id: number }[]>`INSERT INTO writer_probe (tag) VALUES (${tag}) RETURNING id`.then((r) => r[0]!.id),
+  };
+}
+
+async function count(tag: string): Promise<number> {
+  const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM writer_probe WHERE tag = ${tag}`;
+  return row!.n;
+}
+
+/** Terminates the writer's backends in this test's database; how many. */
+async function killWriters(): Promise<number> {
+  const rows = await db.sql<{ ok: boolean }[]>`
+    SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+    WHERE application_name = 'brain-writer' AND datname = current_database()`;
+  return rows.length;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.sql`CREATE TABLE writer_probe (id bigserial PRIMARY KEY, tag text NOT NULL)`;
+  // The first commit of a row tagged 'doomed' kills its own backend during COMMIT (a deferred
+  // trigger): the client has sent COMMIT and hears only that the connection closed. A sequence
+  // counts the kills, since it is not rolled back with the transaction it aborts.
+  await db.sql.unsafe(`
+    CREATE SEQUENCE writer_probe_kills;
+    CREATE FUNCTION writer_probe_kill() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.tag = 'doomed' AND nextval('writer_probe_kills') = 1 THEN
+        PERFORM pg_terminate_backend(pg_backend_pid());
+      END IF;
+      RETURN NULL;
+    END $$;
+    CREATE CONSTRAINT TRIGGER writer_probe_kill AFTER INSERT ON writer_probe
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION writer_probe_kill();`);
+});
+
+afterAll(async () => {
+  await Promise.all(writers.map((w) => w.close()));
+  await db?.drop();
+});
+
+describe("the writer's connection dies", () => {
+  it("while idle between batches: the next batch opens a new connection (no crash, one row)", async () => {
+    const w = writer();
+    await w.submit(probe("before"));
+    expect(await killWriters()).toBe(1);
+    // Wait until the backend is really gone, so the next write meets the dead connection.
+    await until("the writer's backend to be gone", async () => (await killWriters()) === 0);
+    await expect(w.submit(probe("after"))).resolves.toBeGreaterThan(0);
+    expect(await count("after")).toBe(1);
+    for (let i = 0; i < 20; i++) await w.submit(probe("later"));
+    expect(await count("later")).toBe(20);
+  });
+
+  it("during COMMIT: the transaction's status decides, and the batch is applied exactly once", async () => {
+    const w = writer();
+    const batch = [w.submit(probe("doomed")), w.submit(probe("beside")), w.submit(probe("beside"))];
+    await expect(Promise.all(batch)).resolves.toHaveLength(3);
+    expect(w.stats.inDoubt).toBe(1);
+    // Aborted by the kill (then tried once more on a new connection), or committed just before it:
+    // either way every write is in the journal once.
+    expect(await count("doomed")).toBe(1);
+    expect(await count("beside")).toBe(2);
+    const [kills] = await db.sql<{ n: number }[]>`SELECT last_value::int AS n FROM writer_probe_kills`;
+    expect(kills!.n).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,101 @@
+import { BrainError, type ErrorCode, isErrorCode, type JournalEvent } from "@aexhq/brain-contracts";
+import { Backoff } from "./backoff.js";
+import type { HttpClient } from "./http-client.js";
+import { ndjsonLines } from "./ndjson.js";
+import { readEvent } from "./parse-event.js";
+
+/**
+ * How long `send` keeps trying to reach Brain while every attempt fails (a server restarting, a
+ * fail-over): long enough for a replacement server to take over, short enough that a Brain gone
+ * for good is reported.
+ */
+export const TURN_RECONNECT_WINDOW_MS = 120_000;
+
+/** What a failure while following the journal means for the wait. */
+const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
+  "request_failed",
+  "not_ready",
+  "internal_error",
+  "database_unavailable",
+]);
+
+/** The journal answered the turn: with its text, or with the error `send` rejects with. */
+type Verdict = { text: string } | { error: BrainError };
+
+/**
+ * Waits for the end of the activation a user message started, by following the session's event
+ * stream from the message on. The journal is the source of truth, so the wait holds no request
+ * open on any one server: a stream that ends (a server shutting down, a slow reader dropped),
+ * breaks (a crash, an idle-body timeout) or cannot be opened (a restart, a fail-over) is resumed
+ * after the last sequence seen, with backoff, for as long as the turn lasts.
+ */
+export async function awaitTurn(
+  http: HttpClient,
+  sessionPath: string,
+  messageSeq: number,
+  signal?: AbortSignal,
+): Promise<string> {
+  let after = messageSeq;
+  const backoff = new Backoff();
+  let failingSince: number | null = null;
+  for (;;) {
+    signal?.throwIfAborted();
+    let verdict: Verdict | null = null;
+    try {
+      const response = await http.fetch("GET", `${sessionPath}/events`, { query: { after, follow: true }, signal });
+      failingSince = null;
+      for await (const line of ndjsonLines(response.body ?? new ReadableStream())) {
+        const event = readEvent(line);
+        if (event instanceof BrainError) {
+          // A malformed event would be malformed again after a reconnection: not worth retrying.
+          verdict = { error: event };
+          break;
+        }
+        verdict = judge(event, messageSeq);
+        if (verdict) break;
+        after = event.sequence;
+        backoff.reset();
+      }
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      // A broken body (reset, idle timeout) is a plain TypeError; Brain's own refusals are final.
+      if (err instanceof BrainError && !TRANSIENT.has(err.code)) throw err;
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince > TURN_RECONNECT_WINDOW_MS) throw err;
+    }
+    if (verdict && "error" in verdict) throw verdict.error;
+    if (verdict) return verdict.text;
+    await delay(backoff.next(), signal);
+  }
+}
+
+/** The answer an event gives to the wait for message `messageSeq`'s turn, if any. */
+function judge(event: JournalEvent, messageSeq: number): Verdict | null {
+  const p = (event.payload ?? {}) as Record<string, unknown>;
+  if (event.kind === "session_ended") {
+    return { error: new BrainError("turn_cancelled", "The session ended before the turn finished.") };
+  }
+  if (event.kind !== "activation_ended" || p.message !== messageSeq) return null;
+  const details = { sequence: event.sequence, message: messageSeq };
+  if (p.status === "completed") return { text: typeof p.text === "string" ? p.text : "" };
+  if (p.status === "cancelled") return { error: new BrainError("turn_cancelled", "The turn was cancelled.", details) };
+  const error = (p.error ?? {}) as { code?: unknown; message?: unknown };
+  const message = typeof error.message === "string" ? error.message : "The turn failed.";
+  if (isErrorCode(error.code)) return { error: new BrainError(error.code, message, details) };
+  // A journal written before every failure carried a code, or a code this SDK does not know.
+  return { error: new BrainError("request_failed", `The turn failed: ${String(error.code ?? "no code")}.`, details) };
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,43 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { APP_TOKEN_PREFIX, type AppToken, BrainError, CreateTokenBodySchema } from "@aexhq/brain-contracts";
+import { type AppTokenRow, insertAppToken, listAppTokens, revokeAppToken } from "@aexhq/brain-db";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { digest } from "../plugins/auth.js";
+import { parseInput } from "../plugins/validate.js";
+
+const ParamsSchema = z.strictObject({ id: z.uuid() });
+
+function toAppToken(row: AppTokenRow): AppToken {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at ? row.revoked_at.toISOString() : null,
+  };
+}
+
+/**
+ * Application tokens, administered by the operator alone (ROUTE_ACCESS). The token is generated
+ * here, answered once and stored as its SHA-256; the prefix makes a leaked one greppable.
+ */
+export async function tokenRoutes(app: FastifyInstance): Promise<void> {
+  const rt = app.brain;
+
+  app.post("/v1/tokens", async (request, reply) => {
+    const body = parseInput(CreateTokenBodySchema, request.body);
+    const token = `${APP_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
+    const row = await insertAppToken(rt.sql, randomUUID(), body.name, digest(token));
+    return reply.status(201).send({ ...toAppToken(row), token });
+  });
+
+  app.get("/v1/tokens", async () => ({ tokens: (await listAppTokens(rt.sql)).map(toAppToken) }));
+
+  /** Revokes; the row stays (its sessions and hosts still name it). Revoking again is a no-op. */
+  app.delete("/v1/tokens/:id", async (request) => {
+    const { id } = parseInput(ParamsSchema, request.params);
+    const row = await revokeAppToken(rt.sql, id);
+    if (!row) throw new BrainError("not_found");
+    return toAppToken(row);
+  });
+}
