@@ -83,15 +83,20 @@ for (let waited = 0; waited < 40_000; waited += 1_000) {
   if (!row || row.open === 0 || (row.remaining ?? 0) < -DEADLINE_SLACK_SECONDS / 2) break;
   await sleep(1_000);
 }
-for (const [i, url] of stack.serverUrls.entries()) {
-  const ok = await fetch(`${url}/v1/sessions?limit=1`, {
+// Ready (/readyz: the database and the LISTEN connection are back) and serving a request that
+// reads the database.
+const answers = (url: string, path: string) =>
+  fetch(`${url}${path}`, {
     headers: { authorization: `Bearer ${stack.token}` },
     signal: AbortSignal.timeout(10_000),
   }).then(
     (r) => r.ok,
     () => false,
   );
-  if (!ok) liveness.unresponsive.push(stack.servers[i]!.name);
+for (const [i, url] of stack.serverUrls.entries()) {
+  for (const path of ["/readyz", "/v1/sessions?limit=1"]) {
+    if (!(await answers(url, path))) liveness.unresponsive.push(`${stack.servers[i]!.name} (${path})`);
+  }
 }
 await supervisor.stop();
 for (const p of stack.all()) if (!p.alive) liveness.unresponsive.push(`${p.name} (not running)`);
