@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { JSONValue } from "postgres";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { loadRunRecords, type RunRecords, runChecks } from "../src/invariants.js";
@@ -23,7 +24,7 @@ beforeEach(async () => {
   await sql`TRUNCATE sessions CASCADE`;
   session = randomUUID();
   await sql`INSERT INTO sessions (id, model, tools, last_seq) VALUES (${session}, '{}', '[]', 9)`;
-  const records: [number, string, object][] = [
+  const records: [number, string, JSONValue][] = [
     [1, "session_created", {}],
     [2, "user_message", { text: "go" }],
     [3, "activation_started", { message: 2 }],
@@ -43,7 +44,7 @@ beforeEach(async () => {
 });
 
 /** Appends one record at seq last_seq + 1. */
-async function append(kind: string, payload: object): Promise<void> {
+async function append(kind: string, payload: JSONValue): Promise<void> {
   const [row] = await db.sql<{ seq: number }[]>`UPDATE sessions SET last_seq = last_seq + 1 RETURNING last_seq AS seq`;
   await db.sql`INSERT INTO records (session_id, seq, kind, payload) VALUES (${session}, ${row!.seq}, ${kind}, ${db.sql.json(payload)})`;
 }
