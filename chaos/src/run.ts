@@ -64,6 +64,7 @@ const faults = new Faults(rng, options.faults, { cluster, ...stack, supervisor }
 await faults.run(Date.now() + options.seconds * 1_000, options.faultGapMs);
 say(`faults stopped after ${faults.log.length}; quiet period`);
 await load.stop();
+say("load stopped; one more turn per session");
 
 // Quiet period: everything is started again, every session must answer one more turn, the open
 // calls' deadlines pass, and every server must still answer a request that reads the database.
@@ -75,6 +76,7 @@ await Promise.all(
     else liveness.notRecovered.push(id);
   }),
 );
+say(`${liveness.recovered} of ${stack.sessions.length} sessions completed it; waiting for open calls' deadlines`);
 const sql = postgres(cluster.url, { max: 2, onnotice: () => {} });
 for (let waited = 0; waited < 40_000; waited += 1_000) {
   const [row] = await sql<{ open: number; remaining: number | null }[]>`
