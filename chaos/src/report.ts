@@ -19,6 +19,8 @@ export interface RunStats {
   records: number;
   calls: { tool: string; status: string; cause: string; n: number }[];
   activations: { status: string; n: number }[];
+  /** Error outcomes with their messages: none is expected from these tools, so each one is a lead. */
+  errors: { tool: string; code: string; message: string; n: number }[];
 }
 
 export async function runStats(sql: Sql): Promise<RunStats> {
@@ -31,11 +33,15 @@ export async function runStats(sql: Sql): Promise<RunStats> {
   const activations = await sql<RunStats["activations"]>`
     SELECT payload->>'status' AS status, count(*)::int AS n
     FROM brain.journal WHERE kind = 'activation_ended' GROUP BY 1 ORDER BY 1`;
+  const errors = await sql<RunStats["errors"]>`
+    SELECT tool, outcome->'error'->>'code' AS code, left(outcome->'error'->>'message', 160) AS message, count(*)::int AS n
+    FROM brain.tool_calls WHERE outcome->>'status' = 'error' GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 8`;
   return {
     sessions: totals?.sessions ?? 0,
     records: totals?.records ?? 0,
     calls: [...calls],
     activations: [...activations],
+    errors: [...errors],
   };
 }
 
@@ -77,6 +83,7 @@ export function printReport(r: Report): boolean {
     byTool.set(c.tool, list);
   }
   for (const [tool, list] of byTool) out(`  ${tool}: ${list.join(", ")}`);
+  for (const e of r.stats.errors) out(`  error outcome ${e.tool} ${e.code} ×${e.n}: ${e.message}`);
   if (r.startFailures.length > 0) out(`restart attempts that failed: ${counts(r.startFailures)}`);
 
   out("invariants:");
