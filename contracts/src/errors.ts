@@ -99,7 +99,8 @@ export const ERROR_CODES = {
   budget_exceeded: {
     http: 409,
     scope: "api",
-    message: "The activation's BRAIN_MAX_EMITTED_BYTES budget would be exceeded; the emission was rejected.",
+    message:
+      "The activation's BRAIN_MAX_EMITTED_BYTES budget would be exceeded; the emission was rejected (a refused result also ends its call with this code).",
   },
   unstorable_text: {
     http: 400,
@@ -124,7 +125,7 @@ export const ERROR_CODES = {
   result_too_large: {
     http: 200,
     scope: "outcome",
-    message: "The result exceeds the frame size limit; it was replaced by this error.",
+    message: "An Environment's answer to ctx.environments.call exceeds one frame; it was replaced by this error.",
   },
   model_error: { http: 200, scope: "outcome", message: "The model provider failed or answered malformed output." },
   model_auth_failed: { http: 200, scope: "outcome", message: "The model provider refused the session's credentials." },
@@ -139,7 +140,8 @@ export const ERROR_CODES = {
   model_call_stopped: {
     http: 200,
     scope: "outcome",
-    message: "A tool's model request was stopped: the tool finished, was interrupted or reached its deadline.",
+    message:
+      "A tool's model request was stopped (the tool finished, was interrupted or reached its deadline); its outcome is unknown.",
   },
   model_call_lost: {
     http: 200,

@@ -4,7 +4,8 @@ import { OutcomeSchema } from "./outcome.js";
 
 /**
  * WebSocket frames between Brain and an application host (`GET /v1/hosts/connect`). Text frames of
- * JSON, at most MAX_FRAME_BYTES. A tool call is named by (sessionId, sequence) everywhere.
+ * JSON, at most MAX_FRAME_BYTES. A tool call is named by (sessionId, sequence) everywhere. A result,
+ * return or finish frame larger than that travels as consecutive `part` frames (see PartFrameSchema).
  */
 
 const Uuid = z.uuid();
@@ -75,6 +76,23 @@ export const EnvironmentFrameSchema = z.strictObject({
   params: z.json().optional(),
 });
 
+/**
+ * One slice of a result, return or finish frame too large for one WebSocket frame: the text of the
+ * whole frame (whose `id` is this `id`) is the concatenation of its parts' `data`, sent one after
+ * another with nothing in between; `last` marks the final part. Results have no size limit of
+ * their own, only the activation's emission budget: the server stops collecting (and answers
+ * `budget_exceeded`, ending the call) once the parts exceed what the budget could ever admit.
+ * Control frames (emit, model, ...) stay within MAX_FRAME_BYTES.
+ */
+export const PartFrameSchema = z.strictObject({
+  type: z.literal("part"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  data: z.string(),
+  last: z.boolean(),
+});
+
 export const HostFrameSchema = z.discriminatedUnion("type", [
   EmitFrameSchema,
   ResultFrameSchema,
@@ -83,6 +101,7 @@ export const HostFrameSchema = z.discriminatedUnion("type", [
   PingFrameSchema,
   ModelFrameSchema,
   EnvironmentFrameSchema,
+  PartFrameSchema,
 ]);
 
 export const WelcomeFrameSchema = z.object({

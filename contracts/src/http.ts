@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CallerDeadlineFields } from "./deadlines.js";
 import { TOOL_NAME_PATTERN } from "./journal.js";
 import { MAX_MESSAGE_CHARS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
 import { OutcomeSchema } from "./outcome.js";
@@ -121,7 +122,10 @@ export const ToolPlacementSchema = z.strictObject({
   inputSchema: JsonSchemaObject,
   outputSchema: JsonSchemaObject.nullable(),
   env: EnvironmentRefSchema,
-  /** The tool's own run limit in ms; the server bounds it by BRAIN_MAX_TOOL_SECS. 0 = unlimited. */
+  /**
+   * The tool's own run limit in ms; absent or 0: none of its own. A call's deadline is the earliest
+   * of this, the session's and the turn's caller deadline, and BRAIN_MAX_TOOL_SECS when set.
+   */
   timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /** How a non-host tool runs; host tools run their `run` function and have none. */
   implementation: ImplementationSchema.optional(),
@@ -179,6 +183,8 @@ export const CreateSessionBodySchema = z.strictObject({
   /** What ctx.environments may do in this session; absent: nothing. */
   environmentControl: EnvironmentControlSchema.optional(),
   metadata: z.record(z.string().max(64), z.string().max(1024)).optional(),
+  /** A caller-owned deadline for every tool call the session makes (`deadline` or `timeoutMs`). */
+  ...CallerDeadlineFields,
   /** Initial workspace files (path → UTF-8 text), granted to tools through their Environment. */
   workspace: z
     .record(
@@ -221,6 +227,11 @@ export const PostMessageBodySchema = z.strictObject({
     .refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
   /** Hold the request until the activation this message starts has ended. */
   wait: z.boolean().default(false),
+  /**
+   * A caller-owned deadline for the tool calls of the activation this message starts (`deadline`
+   * or `timeoutMs`); it can only shorten the session's.
+   */
+  ...CallerDeadlineFields,
 });
 
 export const ActivationResultSchema = z.object({

@@ -1,3 +1,5 @@
+export * from "./component-world.js";
+export * from "./deadlines.js";
 export * from "./errors.js";
 export * from "./frames.js";
 export * from "./http.js";

@@ -41,7 +41,8 @@ export interface ToolContext<Options = unknown, Value = unknown> {
   readonly sequence: number;
   /**
    * The caller-owned absolute deadline in epoch milliseconds (compare with `Date.now()`), or
-   * `undefined` for unlimited execution.
+   * `undefined` for unlimited execution: the earliest of the session's and the turn's deadline,
+   * the tool's `timeoutMs` and the operator's cap, fixed when the call started and never renewed.
    */
   readonly deadline: number | undefined;
   /**

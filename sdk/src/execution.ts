@@ -226,20 +226,27 @@ export class Execution {
     return acked;
   }
 
-  /** Writes a result-bearing frame; an oversize one is replaced by a `result_too_large` error. */
+  /**
+   * Writes a result-bearing frame (a large one goes out in parts; its only bound is the budget).
+   * When Brain refuses one because the call cannot go on (see callEndedBy), it has ended the call
+   * on its side, so the execution ends here too, and ctx.signal aborts with the refusal, which is
+   * how a refused `return` becomes visible.
+   */
   private sendOutcome(type: "result" | "return" | "finish", prepared: Prepared): Promise<number | null> {
-    let { outcome } = prepared;
-    let ack: Promise<number | null>;
-    try {
-      ack = this.channel.send(this.frame(type, outcome, prepared.content));
-    } catch (err) {
-      if (!(err instanceof BrainError && err.code === "frame_too_large")) throw err;
-      outcome = errorOutcome("result_too_large", err.message, err.details);
-      ack = this.channel.send(this.frame(type, outcome, undefined));
-    }
+    const { outcome } = prepared;
+    const ack = this.channel.send(this.frame(type, outcome, prepared.content));
     // A non-success outcome terminates the call; Brain ends it on its side too.
     if (type === "finish" || (outcome !== undefined && outcome.status !== "ok")) this.end();
+    ack.catch((err: unknown) => this.refused(err));
     return ack;
+  }
+
+  private refused(err: unknown): void {
+    if (!callEndedBy(err)) return;
+    this.end();
+    if (!this.controller.signal.aborted) {
+      this.controller.abort(err instanceof BrainError ? err : new BrainError("call_ended", String(err)));
+    }
   }
 
   private frame(
@@ -250,7 +257,7 @@ export class Execution {
     const frame: Record<string, unknown> = { type, sessionId: this.call.sessionId, sequence: this.call.sequence };
     if (outcome !== undefined) frame.outcome = outcome;
     if (content !== undefined) frame.content = content;
-    // `result` always carries an outcome: emitResult and the frame_too_large fallback both set one.
+    // `result` always carries an outcome: emitResult sets one.
     return frame as CallFrame;
   }
 
@@ -273,6 +280,15 @@ export class Execution {
       { sessionId, sequence },
     );
   }
+}
+
+/**
+ * Refusals of a result-bearing frame after which Brain has ended the call (or it was over): the
+ * budget and unstorable text end it with an error outcome in the result's place.
+ */
+export function callEndedBy(err: unknown): boolean {
+  if (!(err instanceof BrainError)) return false;
+  return ["budget_exceeded", "unstorable_text", "call_ended", "call_not_found"].includes(err.code);
 }
 
 function noResult(): Prepared {

@@ -11,7 +11,7 @@ import WebSocket from "ws";
 import { Backoff } from "./backoff.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { FrameChannel } from "./execution.js";
-import { type CallFrame, encodeFrame, type RequestFrame } from "./frame-encoding.js";
+import { type CallFrame, encodeFrameParts, type RequestFrame } from "./frame-encoding.js";
 import { type Heartbeat, startHeartbeat } from "./heartbeat.js";
 import type { HttpClient } from "./http-client.js";
 import { type Ack, PendingAcks } from "./pending-acks.js";
@@ -94,9 +94,10 @@ export class HostConnection implements FrameChannel {
       throw new BrainError("not_connected", "The host connection is down; the frame was not sent.");
     }
     const id = this.nextId++;
-    const text = encodeFrame(frame, id);
+    const texts = encodeFrameParts(frame, id);
     const ack = this.acks.add(id);
-    ws.send(text);
+    // A large result goes out as parts, back to back: nothing else is written between them.
+    for (const text of texts) ws.send(text);
     return ack;
   }
 

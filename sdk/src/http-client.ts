@@ -21,8 +21,11 @@ export class HttpClient {
   constructor(
     baseUrl: string,
     private readonly token: string,
-    /** The fetch to use: the global one unless the application passed its own (BrainOptions.fetch). */
-    private readonly fetchImpl: typeof fetch = globalThis.fetch,
+    /**
+     * The fetch to use: the application's own (BrainOptions.fetch), else whatever the global one is
+     * at the time of each request, so instrumentation that wraps it later still sees our requests.
+     */
+    private readonly fetchImpl: typeof fetch = (input, init) => globalThis.fetch(input, init),
   ) {
     // Joined by string, not `new URL(path, base)`, so a base with a path prefix keeps it.
     this.baseUrl = baseUrl.replace(/\/+$/, "");

@@ -25,6 +25,14 @@ export interface RequestOptions {
 export interface SendOptions extends RequestOptions {
   /** Aborting it stops waiting (the turn goes on; `cancel()` stops it) and rejects with its reason. */
   signal?: AbortSignal;
+  /**
+   * A caller-owned deadline (epoch ms) for the tool calls this turn makes: each ends `timeout` at
+   * the earliest of this, the session's deadline and its tool's `timeoutMs`. It bounds the turn's
+   * tools, not how long `send` waits (use `signal` for that), and never extends the session's.
+   */
+  deadline?: number;
+  /** The same as a duration from when Brain accepts the message; with `deadline`, the earlier wins. */
+  timeoutMs?: number;
 }
 
 export interface EventsOptions {
@@ -67,10 +75,15 @@ export class Session {
    * journal, so it survives reconnections, server restarts and fail-over (see README).
    */
   async send(text: string, options: SendOptions = {}): Promise<string> {
-    const body = PostMessageBodySchema.safeParse({ text });
-    if (!body.success) throw new BrainError("invalid_request", "The message text is invalid.", body.error.issues);
+    const { deadline, timeoutMs } = options;
+    const body = PostMessageBodySchema.safeParse({ text, deadline, timeoutMs });
+    if (!body.success) throw new BrainError("invalid_request", "The message is invalid.", body.error.issues);
     const answer = await this.#deps.http.request("POST", `${this.#path()}/messages`, {
-      body: { text: body.data.text },
+      body: {
+        text: body.data.text,
+        ...(deadline === undefined ? {} : { deadline }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      },
       idempotencyKey: options.idempotencyKey,
       schema: PostMessageResultSchema,
       signal: options.signal,

@@ -31,6 +31,14 @@ export interface CreateSessionParams {
    * some environment names). Absent: nothing.
    */
   environmentControl?: EnvironmentControl;
+  /**
+   * A caller-owned deadline for every tool call the session makes (epoch ms, compared with
+   * `Date.now()`): each call ends `timeout` at the earliest of this, its turn's deadline and its
+   * tool's `timeoutMs`. Absent, with tools declared without `timeoutMs`: unlimited.
+   */
+  deadline?: number;
+  /** The same as a duration from when Brain creates the session; with `deadline`, the earlier wins. */
+  timeoutMs?: number;
 }
 
 export interface GetSessionOptions {
@@ -72,6 +80,8 @@ export class Sessions {
     if (params.environmentControl !== undefined) body.environmentControl = params.environmentControl;
     if (params.metadata !== undefined) body.metadata = params.metadata;
     if (params.workspace !== undefined) body.workspace = params.workspace;
+    if (params.deadline !== undefined) body.deadline = params.deadline;
+    if (params.timeoutMs !== undefined) body.timeoutMs = params.timeoutMs;
     // Checked before a host is registered for it; hostId is optional in the schema.
     const checked = CreateSessionBodySchema.safeParse(body);
     if (!checked.success) {

@@ -41,7 +41,10 @@ export interface ToolDefinition<
   output?: O;
   /** Validates factory options; without it the factory takes no options besides `env`. */
   options?: P;
-  /** The tool's own run limit in ms (0 = unlimited); the server bounds it by BRAIN_MAX_TOOL_SECS. */
+  /**
+   * The tool's own run limit in ms; absent or 0: none of its own, so a call runs until the earliest
+   * caller deadline (session or turn) or BRAIN_MAX_TOOL_SECS, if any, or unlimited.
+   */
   timeoutMs?: number;
   /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
   run?: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
@@ -75,6 +78,12 @@ export interface Tool<P extends OptionalSchema = OptionalSchema> {
   /** What the output schema produces (io: "output"), or null without an output schema. */
   readonly outputSchema: JsonSchema | null;
   readonly timeoutMs: number | undefined;
+  /**
+   * The component a component tool runs (its executable reference, resolved against the declaring
+   * module's URL), or undefined for run and descriptor tools. `brain-tools check` reads it to make
+   * sure a package ships the file.
+   */
+  readonly component: Component | undefined;
 }
 
 /** A tool configured by its factory and bound to an environment; pass it to `sessions.create`. */
@@ -207,7 +216,13 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
   };
   Object.defineProperty(factory, "name", { value: name });
   return Object.freeze(
-    Object.assign(factory, { description, inputSchema, outputSchema, timeoutMs }),
+    Object.assign(factory, {
+      description,
+      inputSchema,
+      outputSchema,
+      timeoutMs,
+      component: describe ? undefined : (implementation as Component | undefined),
+    }),
   ) as unknown as Tool<P>;
 }
 

@@ -7,8 +7,8 @@ export interface WireIssue {
   message: string;
 }
 
-// Error outcomes must fit in one frame; an unbounded issue list would turn a useful
-// `invalid_input` into an opaque `result_too_large`.
+// Error outcomes stay small: an unbounded issue list would spend the activation's emission
+// budget and could turn a useful `invalid_input` into an opaque `budget_exceeded`.
 const MAX_ISSUES = 20;
 const MAX_MESSAGE = 500;
 

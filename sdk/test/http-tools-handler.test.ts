@@ -28,7 +28,7 @@ const echo = tool({
 
 const big = tool({
   name: "big",
-  description: "Returns more than one result may hold.",
+  description: "Returns more than one WebSocket frame may hold.",
   input: z.object({}),
   run: async () => "x".repeat(70_000),
 });
@@ -119,17 +119,14 @@ describe("toolHandler: requests that are not invocations", () => {
     ]);
   });
 
-  it("a result too large for one frame is sent as result_too_large instead", async () => {
+  it("a result larger than a WebSocket frame is sent whole: only the budget bounds a result", async () => {
     frames.length = 0;
     const answer = await post(JSON.stringify(invocation({ tool: "big", input: {} })), {
       "content-type": "application/json",
     });
     expect(answer).toEqual({ status: 200, json: { finished: true } });
     expect(frames).toHaveLength(1);
-    expect(frames[0]?.body).toMatchObject({
-      type: "finish",
-      outcome: { status: "error", error: { code: "result_too_large" } },
-    });
+    expect(frames[0]?.body).toEqual({ type: "finish", outcome: { status: "ok", value: "x".repeat(70_000) } });
   });
 });
 

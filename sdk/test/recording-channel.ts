@@ -1,16 +1,18 @@
 import type { FrameChannel } from "../src/execution.js";
-import { type CallFrame, encodeFrame, type RequestFrame } from "../src/frame-encoding.js";
+import { type CallFrame, encodeFrame, encodeFrameParts, type RequestFrame } from "../src/frame-encoding.js";
 import type { Ack } from "../src/pending-acks.js";
 
 type Sent = (CallFrame | RequestFrame) & { id: number };
 
 /**
  * A FrameChannel that records what would go on the wire. It enforces the frame limit exactly as
- * the host connection does; acks are immediate (sequence 100, 101, …) unless `manualAcks` is set,
+ * the host connection does (a large result is recorded whole, its parts counted in `parts`); acks are immediate (sequence 100, 101, …) unless `manualAcks` is set,
  * in which case the test settles them with `ack(id)` / `reject(id, error)`.
  */
 export class RecordingChannel implements FrameChannel {
   readonly frames: Sent[] = [];
+  /** How many WebSocket frames each recorded frame took. */
+  readonly parts: number[] = [];
   private nextId = 1;
   private nextSequence = 100;
   private readonly waiting = new Map<number, { resolve(seq: number): void; reject(err: Error): void }>();
@@ -19,8 +21,10 @@ export class RecordingChannel implements FrameChannel {
 
   send(frame: CallFrame): Promise<number | null> {
     const id = this.nextId++;
-    const sent = JSON.parse(encodeFrame(frame, id)) as Sent;
-    this.frames.push(sent);
+    const texts = encodeFrameParts(frame, id);
+    const whole = texts.length === 1 ? texts[0]! : texts.map((t) => (JSON.parse(t) as { data: string }).data).join("");
+    this.frames.push(JSON.parse(whole) as Sent);
+    this.parts.push(texts.length);
     if (!this.manualAcks) return Promise.resolve(this.nextSequence++);
     return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
   }

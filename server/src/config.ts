@@ -12,8 +12,12 @@ export const ConfigSchema = SharedEnvSchema.extend({
   BRAIN_HOST: z.string().min(1).default("127.0.0.1"),
   BRAIN_PORT: Port.default(3210),
   BRAIN_API_TOKEN: z.string().min(16, "at least 16 characters").optional(),
-  /** Server maximum for a tool's run; 0 = unlimited. */
-  BRAIN_MAX_TOOL_SECS: z.coerce.number().min(0).default(120),
+  /**
+   * An operator's cap on every tool call's run, in seconds; 0 (the default) = no cap. Deadlines
+   * belong to callers (the tool's timeoutMs, the session's and the turn's): background tools may
+   * legitimately run for hours, so a server-wide default would cut them off.
+   */
+  BRAIN_MAX_TOOL_SECS: z.coerce.number().min(0).default(0),
   BRAIN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   BRAIN_WAKE_WINDOW_MS: z.coerce.number().min(0).max(1_000).default(5),
   /** An event-stream reader that accepts no bytes for this long, with bytes waiting, is dropped. */
@@ -38,6 +42,7 @@ export interface Config {
   port: number;
   apiToken: string | undefined;
   dataDir: string;
+  /** BRAIN_MAX_TOOL_SECS in ms; 0 = no cap. */
   maxToolMs: number;
   maxEmittedBytes: number;
   heartbeatMs: number;

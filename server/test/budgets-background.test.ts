@@ -53,8 +53,9 @@ describe("BRAIN_MAX_EMITTED_BYTES", () => {
     expect((rejection as BrainError).code).toBe("budget_exceeded");
     expect(accepted * 100).toBeLessThanOrEqual(BUDGET);
     expect(accepted).toBe(BUDGET / 100);
-    // A result counts against the same budget.
+    // A result counts against the same budget; refused, it ends the call budget_exceeded.
     await expect(ctx.emitResult({ more: "y".repeat(10) })).rejects.toMatchObject({ code: "budget_exceeded" });
+    expect(ctx.signal.aborted).toBe(true);
     // The call's first refusal is journaled; the call's row counts them all.
     const rejected = await brain.db.sql`
       SELECT payload FROM journal WHERE session_id = ${session.id} AND kind = 'emission_rejected' ORDER BY seq`;
@@ -67,7 +68,9 @@ describe("BRAIN_MAX_EMITTED_BYTES", () => {
     const [events] = await brain.db.sql`
       SELECT count(*)::int AS n FROM journal WHERE session_id = ${session.id} AND kind = 'progress'`;
     expect(events!.n).toBe(accepted);
-    await ctx.finish();
+    const [ended] = await brain.db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id}`;
+    expect(ended?.outcome).toMatchObject({ status: "error", error: { code: "budget_exceeded" } });
+    await expect(ctx.finish()).rejects.toMatchObject({ code: "execution_finished" });
   });
 
   it("thousands of refused emissions cost one journal record; each is still refused with budget_exceeded", async () => {

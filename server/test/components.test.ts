@@ -83,14 +83,14 @@ describe("placements", () => {
     const file = join(dir, "tool.wasm");
     writeFileSync(file, Buffer.from("garbage"));
     const inspect = inspectLike(file);
-    const client = new Brain({ url: brain.url, token: brain.token });
     const requests: string[] = [];
-    const realFetch = globalThis.fetch;
-    globalThis.fetch = (input, init) => {
+    // The client's own fetch (BrainOptions.fetch): it keeps the fetch it was made with.
+    const countingFetch: typeof fetch = (input, init) => {
       const url = String(input instanceof Request ? input.url : input);
       if (url.includes("/v1/components/")) requests.push(`${init?.method ?? "GET"}`);
-      return realFetch(input, init);
+      return fetch(input, init);
     };
+    const client = new Brain({ url: brain.url, token: brain.token, fetch: countingFetch });
     try {
       const env = brainEnv({ name: "reader", filesystem: { workspace: "read" } });
       const placed = inspect({ env, depth: 2 });
@@ -117,7 +117,6 @@ describe("placements", () => {
         options: { depth: 2 },
       });
     } finally {
-      globalThis.fetch = realFetch;
       await client.close();
     }
   });

@@ -130,6 +130,41 @@ describe("the database goes away and comes back", () => {
   }, 180_000);
 });
 
+describe("an outage longer than the stale window", () => {
+  it("declares no server dead: a call in flight on one server finishes after it", async () => {
+    const other = await spawnServer({ databaseUrl: pg.url, token: server.token, env: { BRAIN_LOG_LEVEL: "warn" } });
+    try {
+      gate = deferred();
+      const s = await session(true);
+      const answer = s.send("go");
+      await slow("the tool to be invoked", async () => (await openCalls(s.id)) === 1);
+      await pg.stop("fast");
+      try {
+        await slow("both servers to see the outage", async () => (await readiness()) === 503);
+        // The outage itself must outlast the 3 s after which a silent server is judged dead.
+        await new Promise((resolve) => setTimeout(resolve, 4_500));
+      } finally {
+        await pg.start();
+      }
+      await slow("readiness after the outage", async () => (await readiness()) === 200);
+      // Both servers beat again for longer than the stale window before anyone may judge.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      gate.resolve();
+      await expect(answer).resolves.toBe("done");
+      const stopped = await admin<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM brain.servers WHERE kind = 'server' AND stopped_at IS NOT NULL`;
+      expect(stopped[0]!.n).toBe(0);
+      const outcomes = await admin<{ status: string }[]>`
+        SELECT outcome->>'status' AS status FROM brain.tool_calls WHERE session_id = ${s.id}`;
+      expect(outcomes.map((o) => o.status)).toEqual(["ok"]);
+      await alive();
+      expect(other.child.exitCode).toBeNull();
+    } finally {
+      await other.kill().catch(() => {});
+    }
+  }, 180_000);
+});
+
 async function openCalls(sessionId: string): Promise<number> {
   const [row] = await admin<{ n: number }[]>`
     SELECT count(*)::int AS n FROM brain.tool_calls WHERE session_id = ${sessionId} AND status <> 'ended'`;

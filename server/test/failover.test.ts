@@ -215,3 +215,95 @@ describe("several servers on one database", () => {
     expect(text).toBe("timed out");
   });
 });
+
+describe("a server cut off past the stale window", () => {
+  it("is declared dead by the others, then rejoins: its hosts reconnect and new calls reach them", async () => {
+    const [a, b] = [await server(), await server()];
+    let runs = 0;
+    const quick = tool({
+      name: "quick",
+      description: "Answers at once.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        runs++;
+        return ctx.finish({ n: runs });
+      },
+    });
+    const host = client(a.url);
+    const session = await host.sessions.create({
+      model: scripted(
+        { toolCalls: [{ name: "quick", input: {} }] },
+        { text: "before" },
+        { toolCalls: [{ name: "quick", input: {} }] },
+        { text: "after" },
+      ),
+      tools: [quick()],
+    });
+    await expect(session.send("one")).resolves.toBe("before");
+    // Frozen (as a long pause or a partition would leave it): its heartbeat goes stale, B declares it dead.
+    a.child.kill("SIGSTOP");
+    try {
+      await untilSlow(async () => {
+        const [row] = await db.sql`SELECT stopped_at FROM servers WHERE id = ${a.id}`;
+        return row?.stopped_at !== null;
+      });
+    } finally {
+      a.child.kill("SIGCONT");
+    }
+    // It finds itself declared dead at its next heartbeat and rejoins under the same id.
+    await untilSlow(async () => {
+      const [row] =
+        await db.sql`SELECT stopped_at IS NULL AND heartbeat_at > now() - interval '2 seconds' AS live FROM servers WHERE id = ${a.id}`;
+      return row?.live === true;
+    });
+    // Its host connections were closed by the declaration: the host reconnects and gets a live one,
+    // so a new turn's call (asked through B) is dispatched and answered.
+    const answer = await api<{ activation: { text: string } }>(b.url, `/v1/sessions/${session.id}/messages`, {
+      text: "two",
+      wait: true,
+    });
+    expect(answer.activation.text).toBe("after");
+    expect(runs).toBe(2);
+    expect(a.child.exitCode).toBeNull();
+  });
+});
+
+describe("caller deadlines across servers", () => {
+  it("a turn's deadline accepted by one server times the call out after its owner was killed", async () => {
+    const [a, b] = [await server(), await server()];
+    const unbounded = tool({
+      name: "unbounded",
+      description: "No run limit of its own; its host is gone before it is called.",
+      input: z.object({}),
+      run: async () => {},
+    });
+    const first = client(a.url);
+    const session = await first.sessions.create({
+      model: scripted({ toolCalls: [{ name: "unbounded", input: {} }] }, { text: "timed out" }),
+      tools: [unbounded()],
+      timeoutMs: 3_600_000,
+    });
+    await first.close(); // the call will wait for its host, pending, until the turn's deadline
+    // Accepted by B, which resolves and journals the deadline; A owns the session and makes the call.
+    await api(b.url, `/v1/sessions/${session.id}/messages`, { text: "go", timeoutMs: 4_000 });
+    const pending = await untilSlow(async () => {
+      const [row] = await db.sql`SELECT status FROM tool_calls WHERE session_id = ${session.id}`;
+      return row?.status === "pending" ? row : undefined;
+    });
+    expect(pending).toBeTruthy();
+    await a.kill("SIGKILL");
+    const ended = await untilSlow(async () => {
+      const [row] = await db.sql`
+        SELECT status, outcome, (extract(epoch FROM deadline_at) * 1000)::float8 AS deadline,
+               (extract(epoch FROM ended_at) * 1000)::float8 AS ended
+          FROM tool_calls WHERE session_id = ${session.id}`;
+      return row?.status === "ended" ? row : undefined;
+    });
+    const [message] = await db.sql`
+      SELECT (payload->>'deadline')::float8 AS deadline FROM journal
+       WHERE session_id = ${session.id} AND kind = 'user_message'`;
+    expect(ended.outcome).toEqual({ status: "timeout", cause: "deadline" });
+    expect(ended.deadline).toBe(message!.deadline);
+    expect(ended.ended).toBeGreaterThanOrEqual(ended.deadline);
+  });
+});

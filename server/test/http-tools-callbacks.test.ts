@@ -38,9 +38,14 @@ const big = tool({
       () => "resolved",
       (e: BrainError) => e.code,
     );
-    return ctx.finish({ code });
+    const after = await ctx.finish({ code }).then(
+      () => "resolved",
+      (e: BrainError) => e.code,
+    );
+    bigSeen.resolve([code, after]);
   },
 });
+const bigSeen = deferred<string[]>();
 
 const unstorable = tool({
   name: "unstorable",
@@ -132,7 +137,6 @@ describe("POST /v1/calls/:sessionId/:sequence/frames", () => {
       [{ body: { type: "finish", extra: true } }, "invalid_request"],
       [{ raw: "{not json", contentType: "application/json" }, "invalid_request"],
       [{ raw: "finish", contentType: "text/plain" }, "unsupported_media_type"],
-      [{ body: { type: "result", outcome: { status: "ok", value: "x".repeat(70_000) } } }, "body_too_large"],
     ];
     for (const [options, code] of hostile) {
       expectError(await request(target, "POST", path(sessionId, sequence), options), code);
@@ -152,17 +156,19 @@ describe("POST /v1/calls/:sessionId/:sequence/frames", () => {
 
   it("a result with unstorable text is refused with unstorable_text and ends the call invalid_output", async () => {
     const { sessionId } = await runOnce(stack, unstorable({ env: hostEnv({ name: "web", url: app.url }) }), {});
-    // The callback is refused (the call ended there), so the finish after it finds the call ended.
-    expect(await unstorableSeen.promise).toEqual(["unstorable_text", "call_ended"]);
+    // The callback is refused (the call ended there), so the finish after it is refused at once.
+    expect(await unstorableSeen.promise).toEqual(["unstorable_text", "execution_finished"]);
     const call = await theCall(stack.brain.db.sql, sessionId);
     expect(call.outcome).toMatchObject({ status: "error", error: { code: "invalid_output" } });
     expect(call.outcome.error?.message).toMatch(/cannot be stored/);
   });
 
-  it("a result over the activation's budget is refused with budget_exceeded and journaled emission_rejected", async () => {
+  it("a result over the activation's budget is refused with budget_exceeded, journaled emission_rejected, and ends the call", async () => {
     const { sessionId } = await runOnce(stack, big({ env: hostEnv({ name: "web", url: app.url }) }), {});
+    // The refusal ended the call (it cannot go on without its answer): the finish after it is refused.
+    expect(await bigSeen.promise).toEqual(["budget_exceeded", "execution_finished"]);
     const call = await theCall(stack.brain.db.sql, sessionId);
-    expect(call.outcome).toEqual({ status: "ok", value: { code: "budget_exceeded" } });
+    expect(call.outcome).toMatchObject({ status: "error", error: { code: "budget_exceeded" } });
     const [rejected] = await stack.brain.db.sql<{ payload: Record<string, unknown> }[]>`
       SELECT payload FROM brain.journal WHERE session_id = ${sessionId} AND kind = 'emission_rejected'`;
     expect(rejected?.payload).toMatchObject({ call: call.seq, kind: "tool_result", code: "budget_exceeded" });

@@ -161,7 +161,9 @@ describe("the Application tool extension", () => {
       ["tool_result", { status: "ok", value: { value: "Ada Lovelace" } }],
       ["tool_call_ended", { status: "ok", value: { value: "Ada Lovelace" } }],
     ]);
-    expect(seen.get("lookup")).toEqual({ sessionId, sequence: call.seq, deadline: call.started.payload.deadline });
+    // Nothing bounds this call (no tool, caller or operator deadline): unlimited, so undefined.
+    expect(call.started.payload.deadline).toBeNull();
+    expect(seen.get("lookup")).toEqual({ sessionId, sequence: call.seq, deadline: undefined });
     // No host connection was needed: the session has no host.
     const [row] = await stack.brain.db.sql`SELECT host_id FROM brain.sessions WHERE id = ${sessionId}`;
     expect(row?.host_id).toBeNull();

@@ -34,7 +34,8 @@ import {
 } from "@aexhq/brain-db";
 import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { Logger } from "./log.js";
-import { boundOutcome, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
+import { type Checked, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
+import { checkedOutcome } from "./output-schema.js";
 import type { HostReply } from "./sandbox/protocol.js";
 
 export interface CallRef {
@@ -48,6 +49,11 @@ export class CallReporter {
   private endedHere = false;
   /** Called once, when the call is known to have ended. */
   onEnded: () => void = () => {};
+  /**
+   * The advertised output JSON Schema that ok results are checked (and stripped) against before
+   * they are journaled: set by drivers whose results nothing else validates (components).
+   */
+  outputSchema: Record<string, unknown> | null = null;
 
   constructor(
     private readonly writer: JournalWriter,
@@ -146,12 +152,13 @@ export class CallReporter {
   }
 
   /**
-   * A result-bearing report. A malformed outcome is journaled as `invalid_output`, an oversize one
-   * as `result_too_large`: both error outcomes, so the call ends, and the component is told.
+   * A result-bearing report. A malformed outcome (or a value failing the output schema) is
+   * journaled as `invalid_output`, an error outcome, so the call ends, and the component is told.
+   * Its size is bounded only by the activation's budget.
    */
   private async publish(type: "result" | "finish", text: string): Promise<HostReply> {
     const parsed = parseOutcome(text);
-    const checked = parsed.ok ? storableOutcome(boundOutcome(type, this.call, parsed.outcome)) : parsed;
+    const checked = parsed.ok ? storableOutcome(this.checkOutput(parsed.outcome)) : parsed;
     const action: CallAction =
       type === "result" ? { type: "result", outcome: checked.outcome } : { type: "finish", outcome: checked.outcome };
     const reply = await this.apply(action);
@@ -179,6 +186,42 @@ export class CallReporter {
     return fail("unstorable_text", message);
   }
 
+  /**
+   * A result larger than the activation's budget could ever admit (an HTTP Environment's body, say):
+   * refused, and the call ends, as any result-bearing report the budget refuses.
+   */
+  async exceedsBudget(bytes: number): Promise<void> {
+    if (this.endedHere) return;
+    await this.refuseOverBudget({ type: "finish" }, bytes);
+  }
+
+  /**
+   * The budget refuses a report; the refusal is journaled (see refuseEmission). An extension event
+   * is only refused: the tool may go on. A result-bearing report is the call's answer and cannot be
+   * recorded, so the call ends at once with a `budget_exceeded` error outcome in its place, written
+   * whatever the budget says, as the server does for a host (refuseOverBudget).
+   */
+  private async refuseOverBudget(action: CallAction, bytes: number): Promise<HostReply> {
+    const kind = action.type === "emit" ? action.kind : "tool_result";
+    await this.writer.submit(refuseEmission(this.call.sessionId, this.call.seq, kind, bytes));
+    const message = `The ${kind} emission of ${bytes} bytes would exceed the activation's BRAIN_MAX_EMITTED_BYTES budget.`;
+    if (action.type !== "emit") {
+      const outcome = errorOutcome("budget_exceeded", message, { bytes });
+      const ended = await this.writer.submit(transitionCall(this.call, { type: action.type, outcome }));
+      if (ended.seq === null || ended.ended) this.markEnded();
+    }
+    return fail("budget_exceeded", message);
+  }
+
+  /** Successful output is validated; non-success outcomes bypass it. */
+  private checkOutput(outcome: Outcome): Checked {
+    if (this.outputSchema === null || outcome.status !== "ok") return { ok: true, outcome };
+    const checked = checkedOutcome(this.outputSchema, outcome.value, { strip: true });
+    return checked.status === "ok"
+      ? { ok: true, outcome: checked }
+      : { ok: false, code: "invalid_output", outcome: checked };
+  }
+
   private markEnded(): void {
     if (this.endedHere) return;
     this.endedHere = true;
@@ -188,11 +231,7 @@ export class CallReporter {
   private async apply(action: CallAction): Promise<HostReply> {
     try {
       const result = await this.writer.submit(transitionCall(this.call, action, this.maxEmittedBytes));
-      if (result.overBudget) {
-        const kind = action.type === "emit" ? action.kind : "tool_result";
-        await this.writer.submit(refuseEmission(this.call.sessionId, this.call.seq, kind, result.bytes));
-        return fail("budget_exceeded");
-      }
+      if (result.overBudget) return await this.refuseOverBudget(action, result.bytes);
       if (result.seq === null) {
         // The call was ours (we claimed it), so it is not missing: something ended it first.
         this.markEnded();

@@ -1,15 +1,13 @@
 /**
  * Outcomes a component hands over as JSON strings, checked the way the server and the SDK check
- * a host's: a malformed envelope becomes `invalid_output`, and a result larger than one host frame
- * may be (MAX_FRAME_BYTES) becomes `result_too_large`. Both are error outcomes, so they end the call.
+ * a host's: a malformed envelope becomes `invalid_output`, an error outcome, so it ends the call.
+ * A result's size is bounded only by the activation's emission budget.
  */
 import {
-  byteLength,
   ERROR_CODES,
   type ErrorCode,
   errorOutcome,
   findUnstorable,
-  MAX_FRAME_BYTES,
   type Outcome,
   OutcomeSchema,
   UNSTORABLE_TEXT,
@@ -44,34 +42,6 @@ export function parseOutcome(text: string): Checked {
 }
 
 /**
- * The size of the host frame that would carry this outcome for the call: the bound the SDK
- * applies before sending, so a component's result is refused exactly where a host's would be.
- */
-export function resultFrameBytes(
-  type: "result" | "finish",
-  call: { sessionId: string; seq: number },
-  outcome: Outcome,
-): number {
-  return byteLength(JSON.stringify({ type, sessionId: call.sessionId, sequence: call.seq, outcome, id: 0 }));
-}
-
-/** The outcome, or `result_too_large` in its place when its frame would be over the limit. */
-export function boundOutcome(
-  type: "result" | "finish",
-  call: { sessionId: string; seq: number },
-  outcome: Outcome,
-): Checked {
-  const bytes = resultFrameBytes(type, call, outcome);
-  if (bytes <= MAX_FRAME_BYTES) return { ok: true, outcome };
-  const message = `The ${type} frame is ${bytes} bytes; the limit is ${MAX_FRAME_BYTES}.`;
-  return {
-    ok: false,
-    code: "result_too_large",
-    outcome: errorOutcome("result_too_large", message, { bytes, limit: MAX_FRAME_BYTES }),
-  };
-}
-
-/**
  * The outcome, or an `invalid_output` error in its place when it holds text Postgres cannot store:
  * the call ends with it at once (as a host's would on the server), and the component is told
  * `unstorable_text`.
@@ -83,7 +53,23 @@ export function storableOutcome(checked: Checked): Checked {
   return { ok: false, code: "unstorable_text", outcome: errorOutcome("invalid_output", message) };
 }
 
-/** A trap or exception in `run`, as the error outcome that ends the call. */
-export function trapOutcome(message: string, details: Record<string, unknown>): Outcome {
-  return errorOutcome("component_trap", message.slice(0, 8192) || "the component trapped", details);
+/**
+ * A trap or exception in `run`, as the error outcome that ends the call. `run` returns nothing in
+ * the WIT, so a JavaScript component (componentize-js) cannot hand its exception over: it prints
+ * the exception's message to stderr, then `Stack:` and the stack, and traps with `unreachable`.
+ * The outcome's message is the component's own when stderr shows it; the trap is kept in details.
+ */
+export function trapOutcome(message: string, details: Record<string, unknown> & { stderr?: string[] }): Outcome {
+  // Only an `unreachable` trap is componentize-js reporting an exception; another trap is the trap.
+  const own = /unreachable/.test(message) ? thrownMessage(details.stderr ?? []) : null;
+  const text = own === null ? message : own;
+  const withTrap = own === null ? details : { ...details, trap: message.slice(0, 1024) };
+  return errorOutcome("component_trap", text.slice(0, 8192) || "the component trapped", withTrap);
+}
+
+/** The line a componentize-js component printed just before `Stack:`, or null. */
+function thrownMessage(stderr: string[]): string | null {
+  const at = stderr.lastIndexOf("Stack:");
+  const line = at > 0 ? stderr[at - 1]!.trim() : "";
+  return line === "" ? null : line;
 }

@@ -2,7 +2,9 @@
  * Output validation for tools whose results do not pass through the SDK (HTTP Environment
  * descriptors, v1 plain-JSON HTTP tools): the placement's advertised output JSON Schema (draft
  * 2020-12, as zod exports it) checked with Ajv. Validators are compiled once per schema text. The
- * input of a tool no SDK runs is checked the same way against its advertised input schema.
+ * input of a tool no SDK runs is checked the same way against its advertised input schema;
+ * components (whose results no SDK validates either) get both checks, and their input gets the
+ * schema's defaults, as zod's parse would give a host tool.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
@@ -14,14 +16,18 @@ const ajv = new Ajv2020(options);
  * strips extra keys: this instance strips them too (a third-party API answers many more fields).
  */
 const stripping = new Ajv2020({ ...options, removeAdditional: true });
+/** Fills in JSON Schema `default`s (zod's io:"input" export carries them) as zod's parse would. */
+const defaulting = new Ajv2020({ ...options, useDefaults: true });
 const compiled = new Map<string, ValidateFunction | Error>();
 
-function validatorFor(schema: Record<string, unknown>, strip = false): ValidateFunction | Error {
-  const key = `${strip ? "strip:" : ""}${JSON.stringify(schema)}`;
+type Mode = "check" | "strip" | "defaults";
+
+function validatorFor(schema: Record<string, unknown>, mode: Mode = "check"): ValidateFunction | Error {
+  const key = `${mode}:${JSON.stringify(schema)}`;
   let v = compiled.get(key);
   if (!v) {
     try {
-      v = (strip ? stripping : ajv).compile(schema);
+      v = (mode === "strip" ? stripping : mode === "defaults" ? defaulting : ajv).compile(schema);
     } catch (error) {
       v = error as Error;
     }
@@ -46,7 +52,7 @@ export function checkedOutcome(
   options: CheckOptions = {},
 ): Outcome {
   if (outputSchema === null) return { status: "ok", value: value as never };
-  const validate = validatorFor(outputSchema, options.strip);
+  const validate = validatorFor(outputSchema, options.strip ? "strip" : "check");
   if (validate instanceof Error) {
     return errorOutcome("invalid_output", `The tool's output schema could not be compiled: ${validate.message}`);
   }
@@ -69,4 +75,26 @@ export function inputProblem(inputSchema: Record<string, unknown>, input: unknow
     "The tool input failed the tool's input schema.",
     (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
   );
+}
+
+export type CheckedInput = { ok: true; input: unknown } | { ok: false; outcome: Outcome };
+
+/**
+ * The input with the schema's defaults applied (on a copy), or the `invalid_input` outcome when it
+ * fails the tool's input schema. A schema Ajv cannot compile is `invalid_input` too: the component
+ * must not run on input nothing checked.
+ */
+export function checkedInput(inputSchema: Record<string, unknown>, input: unknown): CheckedInput {
+  const validate = validatorFor(inputSchema, "defaults");
+  if (validate instanceof Error) {
+    const outcome = errorOutcome("invalid_input", `The tool's input schema could not be compiled: ${validate.message}`);
+    return { ok: false, outcome };
+  }
+  const copy = structuredClone(input ?? null);
+  if (validate(copy)) return { ok: true, input: copy };
+  const details = (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message }));
+  return {
+    ok: false,
+    outcome: errorOutcome("invalid_input", "The tool input failed the tool's input schema.", details),
+  };
 }

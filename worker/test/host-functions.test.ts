@@ -76,7 +76,7 @@ describe("emit-result, returned, finish", () => {
   });
 
   it("a non-success result ends the call; later calls are refused with call_ended", async () => {
-    const { row, records } = await script([
+    const { seq, row, records } = await script([
       { op: "result", outcome: { status: "error", error: { code: "not_found", message: "no such thing" } } },
       { op: "emit", kind: "too_late", data: null },
       { op: "finish", outcome: { status: "ok", value: 1 } },
@@ -84,7 +84,7 @@ describe("emit-result, returned, finish", () => {
     ]);
     expect(kinds(records)).toEqual(["tool_result", "tool_call_ended"]);
     expect(row.outcome).toEqual({ status: "error", error: { code: "not_found", message: "no such thing" } });
-    const answers = await telemetryAnswers(log);
+    const answers = await telemetryAnswers(log, seq);
     expect(answers[2]!.err).toMatch(/^call_ended: /);
     expect(answers[3]!.err).toMatch(/^call_ended: /);
   });
@@ -92,7 +92,7 @@ describe("emit-result, returned, finish", () => {
   it("text Postgres cannot store: an event is refused; a result ends the call invalid_output at once", async () => {
     // The input holds the escapes as plain text; the component hands them on as JSON, so the
     // worker parses a NUL character and an unpaired surrogate.
-    const { row, records } = await script([
+    const { seq, row, records } = await script([
       { op: "emit-raw", kind: "progress", text: '{"t":"a\\u0000b"}' },
       { op: "emit", kind: "progress", data: "fine" },
       { op: "result-raw", text: '{"status":"ok","value":{"k":"\\ud800"}}' },
@@ -102,7 +102,7 @@ describe("emit-result, returned, finish", () => {
     expect(kinds(records)).toEqual(["progress", "tool_result", "tool_call_ended"]);
     expect(row.outcome?.error?.code).toBe("invalid_output");
     expect(row.outcome?.error?.message).toMatch(/cannot be stored/);
-    const answers = await telemetryAnswers(log);
+    const answers = await telemetryAnswers(log, seq);
     expect(answers[1]!.err).toMatch(/^unstorable_text: /);
     expect(answers[2]!.ok).toBe(records[0]!.seq);
     expect(answers[3]!.err).toMatch(/^unstorable_text: /);

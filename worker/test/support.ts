@@ -69,6 +69,9 @@ export interface ComponentTool {
   /** The Environment's filesystem grant. */
   workspace?: "read" | "write";
   options?: unknown;
+  /** The advertised JSON Schemas (default: any object in, no output schema). */
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown> | null;
 }
 
 /** A session with component tools (and an optional workspace); returns its id. */
@@ -83,8 +86,8 @@ export async function createComponentSession(
   const placements = tools.map((t) => ({
     name: t.name ?? "tool",
     description: "a test component",
-    inputSchema: { type: "object" },
-    outputSchema: null,
+    inputSchema: t.inputSchema ?? { type: "object" },
+    outputSchema: t.outputSchema ?? null,
     env: { type: "brain", name: "test", ...(t.workspace ? { filesystem: { workspace: t.workspace } } : {}) },
     implementation: { type: "component", sha256: t.sha256 },
     ...(t.options === undefined ? {} : { options: t.options }),
@@ -233,9 +236,13 @@ export function answersOf(row: CallRow): Answer[] {
 }
 
 /** The answers a script step `telemetry-answers` logged (it runs after its call ended). */
-export async function telemetryAnswers(log: CapturedLog): Promise<{ ok?: unknown; err?: string }[]> {
+/**
+ * The host functions' answers a script reported through telemetry, for the call `seq`: the log is
+ * shared by a file's tests, so another call's line could otherwise be found first.
+ */
+export async function telemetryAnswers(log: CapturedLog, seq: number): Promise<{ ok?: unknown; err?: string }[]> {
   const line = await until("answers in telemetry", () =>
-    log.lines.findLast((l) => typeof l.telemetry === "string" && l.telemetry.startsWith("answers:")),
+    log.lines.findLast((l) => typeof l.telemetry === "string" && l.telemetry.startsWith("answers:") && l.seq === seq),
   );
   return JSON.parse((line.telemetry as string).slice("answers:".length)) as { ok?: unknown; err?: string }[];
 }
@@ -284,6 +291,8 @@ export interface ScriptSessionOptions {
   options?: unknown;
   /** The session's model, as createComponentSession takes it. */
   model?: unknown;
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown> | null;
 }
 
 /**
@@ -294,7 +303,8 @@ export function scriptSession(h: Harness, session: ScriptSessionOptions = {}): s
   const id = randomUUID();
   beforeAll(async () => {
     const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
-    await createComponentSession(h, [{ sha256, options: session.options }], {}, session.model, id);
+    const { options, inputSchema, outputSchema } = session;
+    await createComponentSession(h, [{ sha256, options, inputSchema, outputSchema }], {}, session.model, id);
   }, SETUP_MS);
   return id;
 }

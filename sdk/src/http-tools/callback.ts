@@ -1,15 +1,15 @@
 import { BrainError, type CallFrameBody, CallFrameResultSchema, type HttpToolInvocation } from "@aexhq/brain-contracts";
-import { withinFrameLimit } from "../frame-encoding.js";
 import { errorFrom } from "../http-client.js";
 
 export type Callback = HttpToolInvocation["callback"];
 
 /**
- * Serialises a callback frame, refusing it (`frame_too_large`, nothing sent) beyond the limit a
- * Brain server accepts, so an oversize result can become an honest `result_too_large` instead.
+ * Serialises a callback frame. Callbacks carry only results and finishes, which have no size limit
+ * of their own: Brain answers one past the activation's budget with `budget_exceeded` and ends the
+ * call.
  */
 export function encodeCallbackFrame(frame: CallFrameBody): string {
-  return withinFrameLimit(frame.type, JSON.stringify(frame));
+  return JSON.stringify(frame);
 }
 
 /**

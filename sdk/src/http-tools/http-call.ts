@@ -8,6 +8,7 @@ import {
 } from "@aexhq/brain-contracts";
 import type { EnvironmentControl, ResultOptions, ToolContext } from "../context.js";
 import { armDeadline } from "../deadline-timer.js";
+import { callEndedBy } from "../execution.js";
 import { normalizeResult } from "../normalize-result.js";
 import { SerialQueue } from "../serial-queue.js";
 import type { ToolRuntime } from "../tool.js";
@@ -168,19 +169,18 @@ export class HttpToolCall {
     });
   }
 
-  /** An oversize result is replaced by `result_too_large`; a non-success outcome ends the call. */
+  /**
+   * A non-success outcome ends the call, and so does a refusal after which Brain has ended it
+   * (the budget, unstorable text: see callEndedBy), so nothing more is sent.
+   */
   private send(type: "result" | "finish", prepared: Prepared): Promise<number> {
-    let { outcome } = prepared;
-    let text: string;
-    try {
-      text = encodeCallbackFrame(frame(type, outcome, prepared.content));
-    } catch (err) {
-      if (!(err instanceof BrainError && err.code === "frame_too_large")) throw err;
-      outcome = errorOutcome("result_too_large", err.message, err.details);
-      text = encodeCallbackFrame(frame(type, outcome, undefined));
-    }
+    const { outcome } = prepared;
+    const text = encodeCallbackFrame(frame(type, outcome, prepared.content));
     if (type === "finish" || (outcome !== undefined && outcome.status !== "ok")) this.state = "ended";
-    return postCallbackFrame(this.invocation.callback, text);
+    return postCallbackFrame(this.invocation.callback, text).catch((err: unknown) => {
+      if (callEndedBy(err)) this.state = "ended";
+      throw err;
+    });
   }
 
   private endedError(): BrainError {

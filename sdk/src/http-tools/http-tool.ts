@@ -13,7 +13,10 @@ export interface HttpToolDefinition {
   output?: z.ZodType;
   /** Where the application answers: Brain POSTs the input as JSON; the 2xx JSON body is the result. */
   url: string;
-  /** The tool's own run limit in ms (0 = unlimited); the server bounds it by BRAIN_MAX_TOOL_SECS. */
+  /**
+   * The tool's own run limit in ms; absent or 0: none of its own, so a call runs until the earliest
+   * caller deadline (session or turn) or BRAIN_MAX_TOOL_SECS, if any, or unlimited.
+   */
   timeoutMs?: number;
 }
 

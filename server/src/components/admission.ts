@@ -1,9 +1,6 @@
 import { createHash } from "node:crypto";
-import { BrainError } from "@aexhq/brain-contracts";
+import { BrainError, exportsToolRun, isComponentBinary } from "@aexhq/brain-contracts";
 import { componentWit } from "@bytecodealliance/jco";
-
-/** WebAssembly binaries start with \0asm and a version; components use layer 1 (`0d 00 01 00`). */
-const COMPONENT_HEADER = Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]);
 
 export interface Admitted {
   sha256: string;
@@ -21,7 +18,7 @@ export async function admitComponent(bytes: Buffer, expectedSha256: string): Pro
   if (sha256 !== expectedSha256) {
     throw new BrainError("invalid_component", `The body's SHA-256 is ${sha256}, not ${expectedSha256}.`);
   }
-  if (!bytes.subarray(0, 8).equals(COMPONENT_HEADER)) {
+  if (!isComponentBinary(bytes)) {
     throw new BrainError("invalid_component", "Not a WebAssembly component (a core module, or not WebAssembly).");
   }
   let wit: string;
@@ -30,7 +27,7 @@ export async function admitComponent(bytes: Buffer, expectedSha256: string): Pro
   } catch (error) {
     throw new BrainError("invalid_component", `The component cannot be decoded: ${(error as Error).message}`);
   }
-  if (!/export run: func\(invocation: invocation\);/.test(wit) || !/brain:tool\/types@0\.2\.0/.test(wit)) {
+  if (!exportsToolRun(wit)) {
     throw new BrainError("invalid_component", "The component does not export brain:tool@0.2.0's run(invocation).");
   }
   return { sha256, size: bytes.length, wit };

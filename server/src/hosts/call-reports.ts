@@ -77,12 +77,50 @@ export async function applyReport(
     if (!isDataException(error)) throw error;
     return refuseUnstorable(rt, ref, action, `(${(error as Error).message})`);
   }
-  if (result.overBudget) {
-    const kind = action.type === "emit" ? action.kind : "tool_result";
-    await rt.writer.submit(refuseEmission(ref.sessionId, ref.seq, kind, result.bytes));
-    throw new BrainError("budget_exceeded");
-  }
+  if (result.overBudget) return refuseOverBudget(rt, ref, action, result.bytes);
   return result;
+}
+
+/**
+ * The emission budget refuses a report. The refusal is journaled (see refuseEmission). An
+ * extension event is only refused: the tool may go on. A result-bearing report is the call's
+ * answer, and it cannot be recorded: as with unstorable text, the call ends at once with a
+ * `budget_exceeded` error outcome in its place, written whatever the budget says (Brain's own
+ * small error), so that nothing waits for a deadline that may never come.
+ */
+export async function refuseOverBudget(
+  rt: Pick<Runtime, "writer">,
+  ref: CallRef,
+  action: CallAction,
+  bytes: number,
+): Promise<never> {
+  const kind = action.type === "emit" ? action.kind : "tool_result";
+  await rt.writer.submit(refuseEmission(ref.sessionId, ref.seq, kind, bytes));
+  const message = `The ${kind} emission of ${bytes} bytes would exceed the activation's BRAIN_MAX_EMITTED_BYTES budget.`;
+  if (action.type !== "emit") {
+    const outcome = errorOutcome("budget_exceeded", message, { bytes });
+    await rt.writer.submit(transitionCall(ref, { type: action.type, outcome }));
+  }
+  throw new BrainError("budget_exceeded", message, { bytes });
+}
+
+/**
+ * A result-bearing frame whose parts passed anything the budget could admit (see PartCollector):
+ * the call ends `budget_exceeded` at once, if it is open for this reporter, and the refusal is
+ * journaled after its end. Without an open call, nothing is written (`call_ended`/`call_not_found`
+ * are for the caller to tell).
+ */
+export async function refuseOversizeResult(
+  rt: Pick<Runtime, "writer">,
+  ref: CallRef,
+  bytes: number,
+): Promise<TransitionResult> {
+  const message = `The result frame passed ${bytes} bytes, more than the activation's BRAIN_MAX_EMITTED_BYTES budget admits.`;
+  const outcome = errorOutcome("budget_exceeded", message, { bytes });
+  const ended = await rt.writer.submit(transitionCall(ref, { type: "finish", outcome }));
+  if (ended.seq === null) return ended;
+  await rt.writer.submit(refuseEmission(ref.sessionId, ref.seq, "tool_result", bytes));
+  throw new BrainError("budget_exceeded", message, { bytes });
 }
 
 /** Where in a report's data the first unstorable string is, or null. */

@@ -10,7 +10,8 @@ import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import { toBrainError } from "../plugins/errors.js";
 import type { Runtime } from "../runtime.js";
-import { applyReport, toAction } from "./call-reports.js";
+import { applyReport, refuseOversizeResult, toAction } from "./call-reports.js";
+import { PartCollector, type PartStep } from "./frame-parts.js";
 import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
 
 /** Frames that report on a call (the journal transitions of connection and worker alike). */
@@ -26,13 +27,16 @@ export class HostConnection {
   /** Calls sent on this socket and not known to have ended: the ones a cancel frame may concern. */
   private readonly inflight = new Map<string, { sessionId: string; seq: number }>();
   private heartbeat: NodeJS.Timeout | null = null;
+  private readonly parts: PartCollector;
 
   constructor(
     private readonly rt: Runtime,
     private readonly socket: WebSocket,
     readonly id: string,
     readonly hostId: string,
-  ) {}
+  ) {
+    this.parts = new PartCollector(rt.config.maxEmittedBytes);
+  }
 
   get isOpen(): boolean {
     return this.open;
@@ -110,7 +114,8 @@ export class HostConnection {
     this.close(1009, "frame_too_large");
   }
 
-  private receive(text: string | null): void {
+  /** `whole`: the frame was reassembled from parts, and must be the result-bearing frame they named. */
+  private receive(text: string | null, whole?: Extract<PartStep, { kind: "whole" }>): void {
     let frame: HostFrame;
     try {
       if (text === null) throw new Error("binary frames are not accepted");
@@ -118,9 +123,16 @@ export class HostConnection {
       if (!parsed.success)
         throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
       frame = parsed.data;
+      if (whole && !assembledAsNamed(frame, whole.part)) {
+        throw new Error("parts must carry one result, return or finish frame of their id, session and sequence");
+      }
     } catch (error) {
-      const id = extractId(text);
+      const id = whole ? whole.part.id : extractId(text);
       this.send({ type: "reject", id, error: { code: "invalid_frame", message: (error as Error).message } });
+      return;
+    }
+    if (frame.type === "part") {
+      this.collect(frame);
       return;
     }
     if (frame.type === "ping") {
@@ -136,6 +148,34 @@ export class HostConnection {
     // writer keeps submission order, so a call's frames commit in the order the host sent them
     // (and a frame after a finish finds the call ended) while several can share one commit.
     void this.apply(frame);
+  }
+
+  private collect(part: Extract<HostFrame, { type: "part" }>): void {
+    const step = this.parts.add(part);
+    if (step.kind === "whole") this.receive(step.text, step);
+    else if (step.kind === "over") void this.refuseParts(step.part, step.bytes);
+    else if (step.kind === "interleaved") {
+      const message = "the parts of two frames were interleaved";
+      for (const id of [step.previous, part.id])
+        this.send({ type: "reject", id, error: { code: "invalid_frame", message } });
+    }
+  }
+
+  /** A result past anything the budget admits: the call ends `budget_exceeded` (see refuseOversizeResult). */
+  private async refuseParts(part: Extract<HostFrame, { type: "part" }>, bytes: number): Promise<void> {
+    try {
+      await refuseOversizeResult(
+        this.rt,
+        { sessionId: part.sessionId, seq: part.sequence, hostId: this.hostId },
+        bytes,
+      );
+      const state = await callState(this.rt.sql, part.sessionId, part.sequence, this.hostId);
+      throw new BrainError(state === null ? "call_not_found" : "call_ended");
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "budget_exceeded")
+        this.inflight.delete(`${part.sessionId}:${part.sequence}`);
+      this.reject(part.id, error, "host frame failed");
+    }
   }
 
   private async answer(frame: ToolRequestFrame): Promise<void> {
@@ -176,6 +216,13 @@ export class HostConnection {
     if (e.code === "internal_error") this.rt.log.error({ err: error, connectionId: this.id }, what);
     this.send({ type: "reject", id, error: { code: e.code, message: e.message } });
   }
+}
+
+function assembledAsNamed(frame: HostFrame, part: Extract<HostFrame, { type: "part" }>): boolean {
+  const carriesResult = frame.type === "result" || frame.type === "return" || frame.type === "finish";
+  return (
+    carriesResult && frame.id === part.id && frame.sessionId === part.sessionId && frame.sequence === part.sequence
+  );
 }
 
 function extractId(text: string | null): number | null {

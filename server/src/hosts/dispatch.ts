@@ -1,6 +1,7 @@
-import { errorOutcome, type ToolPlacement } from "@aexhq/brain-contracts";
+import { errorOutcome } from "@aexhq/brain-contracts";
 import { type Appended, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
 import type { SessionInfo } from "../loop/actor.js";
+import { callDeadline } from "../loop/call-deadline.js";
 import type { ModelToolCall } from "../models/provider.js";
 import type { Runtime } from "../runtime.js";
 import type { HostConnection } from "./connection.js";
@@ -14,18 +15,14 @@ import type { HostConnection } from "./connection.js";
 export class Dispatcher {
   constructor(private readonly rt: Runtime) {}
 
-  deadlineFor(tool: ToolPlacement | undefined): number | null {
-    const own = tool?.timeoutMs ?? 0;
-    const max = this.rt.config.maxToolMs;
-    const limit = own > 0 && max > 0 ? Math.min(own, max) : own > 0 ? own : max;
-    return limit > 0 ? Date.now() + limit : null;
-  }
-
-  /** tool_call_started records for a model response; each carries its routing. */
-  plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[]): NewRecord[] {
+  /**
+   * tool_call_started records for a model response; each carries its routing and its deadline
+   * (`caller`: the session's and turn's deadline, see loop/call-deadline.ts).
+   */
+  plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[], caller: number | null): NewRecord[] {
     return toolCalls.map((tc) => {
       const tool = session.tools.find((t) => t.name === tc.name);
-      const deadlineAt = this.deadlineFor(tool);
+      const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
       const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
       const base = { tool: tc.name, activationSeq: activation, deadlineAt };
       if (tool && (tool.env.type !== "host" || tool.env.url)) {

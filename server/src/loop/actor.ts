@@ -11,6 +11,7 @@ import {
 } from "@aexhq/brain-db";
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
 import type { Runtime } from "../runtime.js";
+import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
 import type { TurnEnd, TurnError } from "./turns.js";
@@ -83,14 +84,14 @@ export class SessionActor {
    * between. Resolves with the message's sequence, or null when this actor could not write (it was
    * fenced or the session ended) and the caller should append the message the ordinary way.
    */
-  takeMessage(text: string): Promise<number | null> {
+  takeMessage(text: string, deadline: number | null): Promise<number | null> {
     return new Promise((resolve) => {
       this.running = true;
       this.dirty = false;
       void this.drive(async () => {
         const outcome = await this.callModel(
           [
-            { kind: "user_message", payload: { text } },
+            { kind: "user_message", payload: messagePayload(text, deadline) },
             { kind: "activation_started", payload: { cause: "user_message", message: rel(-1) } },
           ],
           (written) => resolve(written ? written[0]!.seq : null),
@@ -277,7 +278,7 @@ export class SessionActor {
       ]);
       return "ended";
     }
-    const calls = this.rt.dispatch.plan(this.session, activationSeq, response.toolCalls);
+    const calls = this.rt.dispatch.plan(this.session, activationSeq, response.toolCalls, callerDeadline(this.state));
     const written2 = await this.append([ended, ...calls]);
     if (!written2) return "stopped";
     await this.rt.dispatch.afterCommit(this.session.id, written2, [ended, ...calls]);
@@ -326,6 +327,11 @@ export class SessionActor {
     }
     await this.append(records);
   }
+}
+
+/** A user_message's payload: its text, and the turn's caller deadline when it has one. */
+export function messagePayload(text: string, deadline: number | null): Record<string, unknown> {
+  return deadline === null ? { text } : { text, deadline };
 }
 
 /** The payload as written: `rel(n)` fields become the sequence of the record n places away. */

@@ -6,7 +6,7 @@ import type { ModelMessage, ModelToolCall } from "../models/provider.js";
  */
 
 interface Published {
-  outcome: { status: string };
+  outcome: { status: string; error?: { code?: unknown; message?: unknown }; cause?: unknown; message?: unknown };
   content?: string;
 }
 
@@ -30,6 +30,8 @@ export interface ActivationState {
   message: number | null;
   /** A cancel_requested arrived while this activation ran. */
   cancelled: boolean;
+  /** The turn's caller deadline (epoch ms) from its user message, or null. */
+  deadline: number | null;
   /** Calls of the current round: the model continues once each has returned or ended. */
   round: number[];
 }
@@ -43,7 +45,10 @@ export interface Observation {
 export interface LoopState {
   lastSeq: number;
   ended: boolean;
-  messages: { seq: number; text: string }[];
+  /** The session's caller deadline (epoch ms) from session_created, or null. */
+  sessionDeadline: number | null;
+  /** Messages waiting for their activation, each with its turn's caller deadline. */
+  messages: { seq: number; text: string; deadline: number | null }[];
   activation: ActivationState | null;
   calls: Map<number, CallState>;
   /** Calls not yet ended. */
@@ -62,6 +67,7 @@ export function initialState(): LoopState {
   return {
     lastSeq: 0,
     ended: false,
+    sessionDeadline: null,
     messages: [],
     activation: null,
     calls: new Map(),
@@ -82,8 +88,24 @@ export interface JournalRecord {
 
 type P = Record<string, unknown>;
 
+/**
+ * One result as the model reads it. `content` represents a result but never replaces its status:
+ * a tool's text for an error (or for output that failed validation) would otherwise read as
+ * success. So the model always gets the status line (an error's code and message, an
+ * interruption's cause) and then the content; without content, the whole outcome.
+ */
 export function renderPublished(r: Published): string {
-  return r.content ?? JSON.stringify(r.outcome);
+  if (r.content === undefined) return JSON.stringify(r.outcome);
+  return `${JSON.stringify(statusOf(r.outcome))}\n${r.content}`;
+}
+
+/** The outcome without its value (the content stands for it) and without error details. */
+function statusOf(outcome: Published["outcome"]): Record<string, unknown> {
+  const head: Record<string, unknown> = { status: outcome.status };
+  if (outcome.error) head.error = { code: outcome.error.code, message: outcome.error.message };
+  if (outcome.cause !== undefined) head.cause = outcome.cause;
+  if (outcome.message !== undefined) head.message = outcome.message;
+  return head;
 }
 
 /** What the model is told about a call when its synchronous phase is over. */
@@ -110,15 +132,18 @@ export function fold(state: LoopState, record: JournalRecord): void {
   state.lastSeq = record.seq;
   const p = (record.payload ?? {}) as P;
   switch (record.kind) {
+    case "session_created":
+      state.sessionDeadline = deadlineOf(p);
+      break;
     case "user_message":
-      state.messages.push({ seq: record.seq, text: String(p.text ?? "") });
+      state.messages.push({ seq: record.seq, text: String(p.text ?? ""), deadline: deadlineOf(p) });
       break;
     case "activation_started": {
       const message = typeof p.message === "number" ? p.message : null;
-      state.activation = { seq: record.seq, message, round: [], cancelled: false };
+      const m = message === null ? undefined : state.messages.find((x) => x.seq === message);
+      state.activation = { seq: record.seq, message, round: [], cancelled: false, deadline: m?.deadline ?? null };
       state.activationModelCalls = 0;
       if (message !== null) {
-        const m = state.messages.find((x) => x.seq === message);
         state.messages = state.messages.filter((x) => x.seq !== message);
         state.conversation.push({ role: "user", content: m?.text ?? "" });
       }
@@ -161,7 +186,7 @@ export function fold(state: LoopState, record: JournalRecord): void {
         results: [],
         final: null,
         fed: false,
-        deadline: typeof p.deadline === "number" ? p.deadline : null,
+        deadline: deadlineOf(p),
       });
       state.open.add(record.seq);
       if (state.activation?.seq === activation) state.activation.round.push(record.seq);
@@ -212,6 +237,10 @@ export function roundSettled(state: LoopState): boolean {
   const a = state.activation;
   if (!a) return false;
   return a.round.every((seq) => state.calls.get(seq)?.state !== "open");
+}
+
+function deadlineOf(p: P): number | null {
+  return typeof p.deadline === "number" ? p.deadline : null;
 }
 
 function isToolOrigin(p: P): boolean {

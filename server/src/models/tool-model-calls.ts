@@ -27,8 +27,9 @@ import { createProvider, ModelCallError, type ProviderResponse } from "./provide
  * `model` import of components (worker). Each charges the originating activation's model-call
  * budget, is journaled with the tool call as its origin before the provider is asked, and has its
  * outcome and usage journaled before the answer returns. The tool call's end (finish, cancel,
- * loss) and its deadline stop a pending request; a process that stops interrupts its requests,
- * which end `unknown` and are never replayed.
+ * loss), its deadline and a process that stops interrupt a pending request. The provider may
+ * already have acted on it (and billed it), so an interrupted request ends `unknown`, never
+ * `cancelled`, with what stopped it as its cause; it is never replayed.
  */
 export interface ToolModelCallsDeps {
   sql: Sql;
@@ -187,9 +188,8 @@ export class ToolModelCalls {
   ): Promise<BrainError> {
     const reason = flight.controller.signal.aborted ? (flight.controller.signal.reason as Stop).reason : null;
     if (reason) {
-      const outcome =
-        reason === "shutdown" ? { status: "unknown", cause: "shutdown" } : { status: "cancelled", cause: reason };
-      await end({ outcome });
+      // Aborting our side of the exchange says nothing about the provider's: the outcome is unknown.
+      await end({ outcome: { status: "unknown", cause: reason } });
       return new BrainError("model_call_stopped", `The model request was stopped: ${reason}.`, { cause: reason });
     }
     const code = error instanceof ModelCallError ? error.code : "model_error";

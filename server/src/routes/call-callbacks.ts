@@ -1,12 +1,15 @@
 import type { AddressInfo } from "node:net";
-import { BrainError, CallFrameBodySchema, ERROR_CODES, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { BrainError, CallFrameBodySchema, ERROR_CODES } from "@aexhq/brain-contracts";
 import { modelGranted, type SecretBox, setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Config } from "../config.js";
-import { applyReport, toAction } from "../hosts/call-reports.js";
+import { applyReport, refuseOversizeResult, toAction } from "../hosts/call-reports.js";
+import { resultBytesLimit } from "../hosts/frame-parts.js";
 import { bearer } from "../plugins/auth.js";
+import { toBrainError } from "../plugins/errors.js";
 import { parseInput } from "../plugins/validate.js";
+import type { Runtime } from "../runtime.js";
 
 const CallParamsSchema = z.strictObject({
   sessionId: z.uuid(),
@@ -34,7 +37,12 @@ export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
   const authenticate = callTokenCheck(rt.secrets, verified);
   app.post(
     "/v1/calls/:sessionId/:sequence/frames",
-    { bodyLimit: MAX_FRAME_BYTES, onRequest: authenticate },
+    {
+      // Results have no limit of their own, only the budget: a body past it ends the call.
+      bodyLimit: resultBytesLimit(rt.config.maxEmittedBytes),
+      onRequest: authenticate,
+      errorHandler: (error: FastifyError, request, reply) => answerRefusal(rt, verified, error, request, reply),
+    },
     async (request) => {
       const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
       const report = parseInput(CallFrameBodySchema, request.body);
@@ -45,6 +53,35 @@ export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
       return { sequence: result.seq };
     },
   );
+}
+
+/**
+ * A callback body past anything the budget admits ends its call `budget_exceeded` (as a host's
+ * oversize result does), so the call does not wait for its deadline; other errors as everywhere.
+ */
+async function answerRefusal(
+  rt: Runtime,
+  verified: WeakMap<FastifyRequest, string>,
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  let answer: unknown = error;
+  const connectionId = verified.get(request);
+  if (toBrainError(error).code === "body_too_large" && connectionId !== undefined) {
+    const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
+    const bytes = Number(request.headers["content-length"]) || resultBytesLimit(rt.config.maxEmittedBytes) + 1;
+    try {
+      await refuseOversizeResult(rt, { sessionId, seq: sequence, connectionId }, bytes);
+      answer = new BrainError("call_ended");
+    } catch (refused) {
+      answer = refused;
+    }
+  }
+  rt.availability.observe(answer);
+  const brain = toBrainError(answer);
+  if (brain.code === "internal_error") request.log.error({ err: answer }, "unhandled error");
+  await reply.status(brain.httpStatus).send({ error: brain.toJSON() });
 }
 
 /**

@@ -3,9 +3,11 @@ import {
   BrainError,
   PostMessageBodySchema,
   type PostMessageResult,
+  resolveCallerDeadline,
 } from "@aexhq/brain-contracts";
 import { appendRecords, sessionStatus, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { messagePayload } from "../loop/actor.js";
 import type { TurnEnd } from "../loop/turns.js";
 import { parseInput } from "../plugins/validate.js";
 import type { Runtime } from "../runtime.js";
@@ -13,8 +15,8 @@ import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
 
 /** A user_message append that fails loudly when the session is missing or ended. */
-function appendMessage(rt: Runtime, sessionId: string, text: string): WriteOp<number> {
-  const op = appendRecords(sessionId, [{ kind: "user_message", payload: { text } }]);
+function appendMessage(rt: Runtime, sessionId: string, text: string, deadline: number | null): WriteOp<number> {
+  const op = appendRecords(sessionId, [{ kind: "user_message", payload: messagePayload(text, deadline) }]);
   return {
     keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
     run: (tx) =>
@@ -99,10 +101,13 @@ export async function messageRoutes(app: FastifyInstance): Promise<void> {
   app.post("/v1/sessions/:id/messages", async (request, reply) => {
     const { id } = parseInput(SessionParamsSchema, request.params);
     const body = parseInput(PostMessageBodySchema, request.body);
-    const op = appendMessage(rt, id, body.text);
+    // The turn's deadline is resolved once, here, and journaled with the message: a restarted or
+    // replacement server applies the same absolute time.
+    const deadline = resolveCallerDeadline(body);
+    const op = appendMessage(rt, id, body.text, deadline);
     const key = idempotencyKey(request.headers);
     const actor = key ? undefined : rt.actors.get(id);
-    const fast = actor?.idle ? await actor.takeMessage(body.text) : null;
+    const fast = actor?.idle ? await actor.takeMessage(body.text, deadline) : null;
     const sequence =
       fast !== null
         ? fast

@@ -3,6 +3,7 @@ import {
   BrainError,
   CreateSessionBodySchema,
   ListSessionsQuerySchema,
+  resolveCallerDeadline,
   type Session,
   type ToolPlacement,
 } from "@aexhq/brain-contracts";
@@ -69,6 +70,8 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
         model: publicModelConfig(body.model),
         tools: body.tools.map((t) => ({ name: t.name, env: t.env })),
         hostId: body.hostId ?? null,
+        // Resolved once and journaled: every server applies the same absolute time to its calls.
+        ...deadlineField(resolveCallerDeadline(body)),
       },
     });
     const key = idempotencyKey(request.headers);
@@ -131,6 +134,10 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     rt.actors.get(id)?.stop("ended");
     return reply.status(204).send();
   });
+}
+
+function deadlineField(deadline: number | null): { deadline?: number } {
+  return deadline === null ? {} : { deadline };
 }
 
 function decodeCursor(cursor: string | undefined): SessionCursor | null {

@@ -1,13 +1,22 @@
 /** Runs a WebAssembly component tool in a terminable thread (a Brain Environment). */
 import { setupFailed as setupFailedOutcome } from "../call-reporter.js";
 import { trapOutcome } from "../outcomes.js";
+import { checkedInput } from "../output-schema.js";
 import { prepareCall } from "../setup.js";
 import { startThread, type ThreadEnd } from "../thread-runner.js";
 import type { DriverCall } from "./driver.js";
 
-export async function runComponent({ deps, claimed, reporter, running, log }: DriverCall): Promise<void> {
+export async function runComponent({ deps, claimed, placement, reporter, running, log }: DriverCall): Promise<void> {
   const started = Date.now();
-  const setup = await prepareCall(deps.sql, deps.cache, claimed);
+  // No SDK stands between a component and Brain: the worker applies the tool's schemas, as the
+  // SDK does for a host tool (input with its defaults before `run`, ok results before the journal).
+  const input = checkedInput(placement.inputSchema, claimed.input);
+  if (!input.ok) {
+    if (!running.stopped) await reporter.failWith(input.outcome);
+    return;
+  }
+  reporter.outputSchema = placement.outputSchema;
+  const setup = await prepareCall(deps.sql, deps.cache, { ...claimed, input: input.input });
   if (!setup.ok) {
     log.warn({ outcome: setup.outcome }, "component setup failed");
     if (!running.stopped) await reporter.failWith(setup.outcome);

@@ -48,9 +48,15 @@ export async function runHttpEnvironmentCall({ deps, claimed, placement, reporte
     input: claimed.input,
     signal: running.signal,
     modelGrant: await modelGrant(deps, claimed, reporter.connectionId),
+    // A result's only bound is the activation's budget; a body past it cannot be admitted.
+    maxBytes: deps.maxEmittedBytes,
   });
   // Stopped from outside (deadline, ended elsewhere, shutdown): whoever stopped it records the end.
   if (running.stopped) return;
+  if (outcome.status === "error" && outcome.error.code === "result_too_large") {
+    await reporter.exceedsBudget(deps.maxEmittedBytes + 1);
+    return;
+  }
   if (outcome.status === "ok") outcome = checkedOutcome(placement.outputSchema, outcome.value, { strip: true });
   log.debug(
     { environment: placement.env.name, ms: Date.now() - started, status: outcome.status },

@@ -3,17 +3,18 @@
  * and the 2xx answer's JSON body is the result, as plain data: a body that looks like an outcome
  * envelope is still only data (the value of an ok outcome). It is checked against the placement's
  * output schema; anything else (a non-2xx status, a body that is not JSON, no answer) is
- * `http_error`, and a body too large for one result is `result_too_large`.
+ * `http_error`. A body larger than the activation's emission budget could admit is refused as any
+ * result past the budget is: the call ends `budget_exceeded`.
  */
-import { errorOutcome, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
+import { errorOutcome } from "@aexhq/brain-contracts";
 import { checkedOutcome } from "../output-schema.js";
 import type { DriverCall } from "./driver.js";
 import { answerError, type PostAnswer, postJson, unreachable } from "./http-post.js";
 
-export async function runJsonToolCall({ claimed, placement, reporter, running, log }: DriverCall, url: string) {
+export async function runJsonToolCall({ deps, claimed, placement, reporter, running, log }: DriverCall, url: string) {
   let answer: PostAnswer;
   try {
-    answer = await postJson(url, claimed.input, { signal: running.signal, maxBytes: MAX_FRAME_BYTES });
+    answer = await postJson(url, claimed.input, { signal: running.signal, maxBytes: deps.maxEmittedBytes });
   } catch (error) {
     // Stopped by us (deadline, ended elsewhere, shutdown): whoever stopped it records the end.
     if (!running.stopped) await reporter.failWith(unreachable(error));
@@ -25,8 +26,7 @@ export async function runJsonToolCall({ claimed, placement, reporter, running, l
     return;
   }
   if (answer.overflow) {
-    const message = `The tool's answer is larger than ${MAX_FRAME_BYTES} bytes.`;
-    await reporter.failWith(errorOutcome("result_too_large", message, { limit: MAX_FRAME_BYTES }));
+    await reporter.exceedsBudget(deps.maxEmittedBytes + 1);
     return;
   }
   let body: unknown;
