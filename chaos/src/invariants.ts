@@ -136,6 +136,17 @@ export const CHECKS: Check[] = [
       FROM chaos.finished f LEFT JOIN brain.tool_calls c ON c.session_id = f.session AND c.seq = f.call
       WHERE c.status IS DISTINCT FROM 'ended' OR c.outcome->>'status' IS DISTINCT FROM 'ok'`,
   },
+  {
+    name: "waiting clients are answered",
+    promise: "a message posted with wait: true is answered once its turn ends (the client waits 30 s)",
+    sql: `
+      SELECT w.session, w.seq AS message, e.seq AS activation_ended, e.created_at AS turn_ended_at,
+             w.gave_up_at AS client_gave_up_at
+      FROM chaos.late_waits w
+      JOIN brain.journal e ON e.session_id = w.session AND e.kind = 'activation_ended'
+        AND (e.payload->>'message')::bigint = w.seq
+      WHERE e.created_at < w.gave_up_at - interval '5 seconds'`,
+  },
 ];
 
 /** The run's own records, loaded next to Brain's schema so the checks can join them. */
@@ -144,6 +155,7 @@ export interface RunRecords {
   acks: { source: string; session: string; seq: number; kind: string; call: number | null }[];
   finished: { session: string; call: number }[];
   httpRequests: { n: number; requests: number }[];
+  lateWaits: { session: string; seq: number; gaveUpAt: Date }[];
 }
 
 export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<void> {
@@ -153,7 +165,8 @@ export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<voi
     CREATE TABLE chaos.invocations (session uuid, call bigint, tool text, n bigint, pid int);
     CREATE TABLE chaos.acks (source text, session uuid, seq bigint, kind text, call bigint);
     CREATE TABLE chaos.finished (session uuid, call bigint);
-    CREATE TABLE chaos.http_requests (n bigint, requests int);`);
+    CREATE TABLE chaos.http_requests (n bigint, requests int);
+    CREATE TABLE chaos.late_waits (session uuid, seq bigint, gave_up_at timestamptz);`);
   const insert = async (table: string, rows: object[]) => {
     for (let i = 0; i < rows.length; i += 1_000) {
       // biome-ignore lint/suspicious/noExplicitAny: postgres.js's row helper takes any record shape.
@@ -164,6 +177,10 @@ export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<voi
   await insert("chaos.acks", records.acks);
   await insert("chaos.finished", records.finished);
   await insert("chaos.http_requests", records.httpRequests);
+  await insert(
+    "chaos.late_waits",
+    records.lateWaits.map((w) => ({ session: w.session, seq: w.seq, gave_up_at: w.gaveUpAt })),
+  );
 }
 
 export interface CheckResult {

@@ -10,6 +10,14 @@ export interface ClientAck {
   kind: "user_message" | "activation_ended";
 }
 
+/** A wait: true request that timed out, for a message a later attempt got the sequence of. */
+export interface LateWait {
+  session: string;
+  seq: number;
+  /** When the client gave up waiting. */
+  gaveUpAt: Date;
+}
+
 export interface LoadStats {
   messagesAcked: number;
   /** Messages given up on after every retry failed (their outcome unknown to the client). */
@@ -27,6 +35,7 @@ export interface Api {
 
 export class Load {
   readonly acks: ClientAck[] = [];
+  readonly lateWaits: LateWait[] = [];
   readonly stats: LoadStats = {
     messagesAcked: 0,
     messagesAbandoned: 0,
@@ -57,6 +66,7 @@ export class Load {
 
   /** One message, retried with its key until answered; true if it was acknowledged. */
   async send(session: string, key: string, text: string, attempts: number, load = false): Promise<boolean> {
+    let gaveUpAt: Date | undefined;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       // Once the load stops, a driver's last message gets a few more tries, not all of them.
       if (load && this.stopped && attempt > 3) break;
@@ -81,6 +91,7 @@ export class Load {
           };
           if (res.status === 201 && typeof body.sequence === "number") {
             this.acks.push({ session, seq: body.sequence, kind: "user_message" });
+            if (gaveUpAt) this.lateWaits.push({ session, seq: body.sequence, gaveUpAt });
             const a = body.activation;
             // A turn reported cancelled may carry the session's last seq rather than an activation_ended.
             if (a && a.status !== "cancelled") this.acks.push({ session, seq: a.sequence, kind: "activation_ended" });
@@ -91,7 +102,9 @@ export class Load {
           }
           this.count(`${res.status} ${body.error?.code ?? ""}`.trim());
         } catch (error) {
-          this.count((error as Error).name === "TimeoutError" ? "timeout" : "network");
+          const timedOut = (error as Error).name === "TimeoutError";
+          if (timedOut) gaveUpAt ??= new Date();
+          this.count(timedOut ? "timeout" : "network");
         }
       }
       await sleep(1_000);

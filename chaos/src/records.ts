@@ -4,10 +4,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { HostRecord } from "./host-tools.js";
 import type { RunRecords } from "./invariants.js";
-import type { ClientAck } from "./load.js";
+import type { ClientAck, LateWait } from "./load.js";
 
-export function gatherRecords(hostFiles: string[], clientAcks: ClientAck[], received: Map<number, number>): RunRecords {
-  const records: RunRecords = { invocations: [], acks: [], finished: [], httpRequests: [] };
+export function gatherRecords(
+  hostFiles: string[],
+  clientAcks: ClientAck[],
+  lateWaits: LateWait[],
+  received: Map<number, number>,
+): RunRecords {
+  const records: RunRecords = { invocations: [], acks: [], finished: [], httpRequests: [], lateWaits };
   for (const file of hostFiles) {
     if (!existsSync(file)) continue;
     for (const line of readFileSync(file, "utf8").split("\n")) {

@@ -104,7 +104,7 @@ await supervisor.stop();
 for (const p of stack.all()) if (!p.alive) liveness.unresponsive.push(`${p.name} (not running)`);
 
 say("checking invariants");
-await loadRunRecords(sql, gatherRecords(stack.hostRecordFiles, load.acks, target.received));
+await loadRunRecords(sql, gatherRecords(stack.hostRecordFiles, load.acks, load.lateWaits, target.received));
 const results = await runChecks(sql);
 const stats = await runStats(sql);
 await sql.end({ timeout: 1 });

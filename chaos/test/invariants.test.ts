@@ -33,7 +33,7 @@ beforeEach(async () => {
     [6, "tool_call_started", { tool: "fetch", input: { n: 7 } }],
     [7, "tool_result", { call: 6 }],
     [8, "tool_call_ended", { call: 6, outcome: { status: "ok" } }],
-    [9, "activation_ended", { activation: 3, status: "completed" }],
+    [9, "activation_ended", { activation: 3, message: 2, status: "completed" }],
   ];
   for (const [seq, kind, payload] of records) {
     await sql`INSERT INTO records (session_id, seq, kind, payload) VALUES (${session}, ${seq}, ${kind}, ${sql.json(payload)})`;
@@ -60,6 +60,7 @@ function records(): RunRecords {
     ],
     finished: [{ session, call: 6 }],
     httpRequests: [{ n: 7, requests: 1 }],
+    lateWaits: [],
   };
 }
 
@@ -141,6 +142,15 @@ describe("chaos invariants", () => {
     ]) {
       expect(await failing({ ...records(), acks: [ack] })).toEqual(["every acknowledged write is in the journal"]);
     }
+  });
+
+  it("a waiting client not answered although its turn had ended", async () => {
+    const late = (ms: number) => ({
+      ...records(),
+      lateWaits: [{ session, seq: 2, gaveUpAt: new Date(Date.now() + ms) }],
+    });
+    expect(await failing(late(0))).toEqual([]); // gave up as the turn ended: too close to call
+    expect(await failing(late(60_000))).toEqual(["waiting clients are answered"]);
   });
 
   it("an acknowledged finish whose call did not end ok", async () => {
