@@ -141,7 +141,7 @@ export const CHECKS: Check[] = [
     promise: "a message posted with wait: true is answered once its turn ends (the client waits 30 s)",
     sql: `
       SELECT w.session, w.seq AS message, e.seq AS activation_ended, e.created_at AS turn_ended_at,
-             w.gave_up_at AS client_gave_up_at
+             w.gave_up_at AS client_gave_up_at, w.server_url AS waited_on
       FROM chaos.late_waits w
       JOIN brain.journal e ON e.session_id = w.session AND e.kind = 'activation_ended'
         AND (e.payload->>'message')::bigint = w.seq
@@ -155,7 +155,7 @@ export interface RunRecords {
   acks: { source: string; session: string; seq: number; kind: string; call: number | null }[];
   finished: { session: string; call: number }[];
   httpRequests: { n: number; requests: number }[];
-  lateWaits: { session: string; seq: number; gaveUpAt: Date }[];
+  lateWaits: { session: string; seq: number; gaveUpAt: Date; url: string }[];
 }
 
 export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<void> {
@@ -166,7 +166,7 @@ export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<voi
     CREATE TABLE chaos.acks (source text, session uuid, seq bigint, kind text, call bigint);
     CREATE TABLE chaos.finished (session uuid, call bigint);
     CREATE TABLE chaos.http_requests (n bigint, requests int);
-    CREATE TABLE chaos.late_waits (session uuid, seq bigint, gave_up_at timestamptz);`);
+    CREATE TABLE chaos.late_waits (session uuid, seq bigint, gave_up_at timestamptz, server_url text);`);
   const insert = async (table: string, rows: object[]) => {
     for (let i = 0; i < rows.length; i += 1_000) {
       // biome-ignore lint/suspicious/noExplicitAny: postgres.js's row helper takes any record shape.
@@ -179,7 +179,7 @@ export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<voi
   await insert("chaos.http_requests", records.httpRequests);
   await insert(
     "chaos.late_waits",
-    records.lateWaits.map((w) => ({ session: w.session, seq: w.seq, gave_up_at: w.gaveUpAt })),
+    records.lateWaits.map((w) => ({ session: w.session, seq: w.seq, gave_up_at: w.gaveUpAt, server_url: w.url })),
   );
 }
 

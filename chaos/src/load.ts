@@ -14,8 +14,9 @@ export interface ClientAck {
 export interface LateWait {
   session: string;
   seq: number;
-  /** When the client gave up waiting. */
+  /** When the client gave up waiting, and on which server it waited. */
   gaveUpAt: Date;
+  url: string;
 }
 
 export interface LoadStats {
@@ -66,7 +67,7 @@ export class Load {
 
   /** One message, retried with its key until answered; true if it was acknowledged. */
   async send(session: string, key: string, text: string, attempts: number, load = false): Promise<boolean> {
-    let gaveUpAt: Date | undefined;
+    let gaveUp: { at: Date; url: string } | undefined;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       // Once the load stops, a driver's last message gets a few more tries, not all of them.
       if (load && this.stopped && attempt > 3) break;
@@ -91,7 +92,7 @@ export class Load {
           };
           if (res.status === 201 && typeof body.sequence === "number") {
             this.acks.push({ session, seq: body.sequence, kind: "user_message" });
-            if (gaveUpAt) this.lateWaits.push({ session, seq: body.sequence, gaveUpAt });
+            if (gaveUp) this.lateWaits.push({ session, seq: body.sequence, gaveUpAt: gaveUp.at, url: gaveUp.url });
             const a = body.activation;
             // A turn reported cancelled may carry the session's last seq rather than an activation_ended.
             if (a && a.status !== "cancelled") this.acks.push({ session, seq: a.sequence, kind: "activation_ended" });
@@ -103,7 +104,7 @@ export class Load {
           this.count(`${res.status} ${body.error?.code ?? ""}`.trim());
         } catch (error) {
           const timedOut = (error as Error).name === "TimeoutError";
-          if (timedOut) gaveUpAt ??= new Date();
+          if (timedOut) gaveUp ??= { at: new Date(), url };
           this.count(timedOut ? "timeout" : "network");
         }
       }

@@ -52,6 +52,7 @@ const stack = await startStack({
   },
 });
 say(`2 servers, 1 worker, 2 hosts, ${stack.sessions.length} sessions; run directory ${runDir}`);
+say(`servers: ${stack.serverUrls.map((url, i) => `${stack.servers[i]!.name} ${url}`).join(", ")}`);
 
 const supervisor = new Supervisor(stack.all());
 supervisor.start();

@@ -147,7 +147,7 @@ describe("chaos invariants", () => {
   it("a waiting client not answered although its turn had ended", async () => {
     const late = (ms: number) => ({
       ...records(),
-      lateWaits: [{ session, seq: 2, gaveUpAt: new Date(Date.now() + ms) }],
+      lateWaits: [{ session, seq: 2, gaveUpAt: new Date(Date.now() + ms), url: "http://127.0.0.1:1" }],
     });
     expect(await failing(late(0))).toEqual([]); // gave up as the turn ended: too close to call
     expect(await failing(late(60_000))).toEqual(["waiting clients are answered"]);
