@@ -173,9 +173,10 @@ export const ERROR_CODES = {
   },
   invalid_tool: { http: 0, scope: "sdk", message: "The tool declaration is malformed." },
   tool_mismatch: {
-    http: 0,
-    scope: "sdk",
-    message: "Reattachment needs exactly the session's original host tools, with identical advertised schemas.",
+    http: 409,
+    scope: "api",
+    message:
+      "The tools differ from those advertised: reattachment and named-host replicas need exactly the sessions' host tools, with identical advertised schemas.",
   },
   not_available_in_http_tool: {
     http: 0,

@@ -93,6 +93,13 @@ export const PartFrameSchema = z.strictObject({
   last: z.boolean(),
 });
 
+/**
+ * The host now serves this session's tools (a connection opened with `?sessions=attached`): Brain
+ * sends it the session's calls, the pending ones included. Until then they wait, so a client that
+ * reattached only some of its host's sessions is never sent another session's call.
+ */
+export const AttachFrameSchema = z.strictObject({ type: z.literal("attach"), id: RequestId, sessionId: Uuid });
+
 export const HostFrameSchema = z.discriminatedUnion("type", [
   EmitFrameSchema,
   ResultFrameSchema,
@@ -102,6 +109,7 @@ export const HostFrameSchema = z.discriminatedUnion("type", [
   ModelFrameSchema,
   EnvironmentFrameSchema,
   PartFrameSchema,
+  AttachFrameSchema,
 ]);
 
 export const WelcomeFrameSchema = z.object({

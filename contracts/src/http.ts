@@ -178,6 +178,11 @@ export const CreateSessionBodySchema = z.strictObject({
   model: ModelConfigSchema,
   tools: z.array(ToolPlacementSchema).max(MAX_TOOLS_PER_SESSION).default([]),
   hostId: Uuid.optional(),
+  /**
+   * Host environment names (of tools without a url) served by the named host of that name, owned
+   * by the caller's token (`brain.hosts.serve`), instead of by `hostId`.
+   */
+  namedHosts: z.array(EnvName).max(64).optional(),
   /** Configurations of the HTTP Environments the tools are placed in (names unique). */
   environments: z.array(EnvironmentSpecSchema).max(64).optional(),
   /** What ctx.environments may do in this session; absent: nothing. */
@@ -267,6 +272,19 @@ export const RegisterHostBodySchema = z.strictObject({
   name: z.string().min(1).max(128).optional(),
 });
 
+/** A process that will serve a named host: the tools it serves (their env names the host). */
+export const ServeHostBodySchema = z.strictObject({
+  tools: z.array(ToolPlacementSchema).min(1).max(MAX_TOOLS_PER_SESSION),
+});
+
+/** A registered replica of a named host; its socket is `GET /v1/replicas/:replicaId/connect`. */
+export const RegisteredReplicaSchema = z.object({
+  hostId: Uuid,
+  replicaId: Uuid,
+  /** Shown once; Brain keeps only its SHA-256. */
+  token: z.string(),
+});
+
 export const RegisteredHostSchema = z.object({
   id: Uuid,
   /** Shown once; Brain keeps only its SHA-256. */
@@ -299,7 +317,12 @@ export const CancelTurnResultSchema = z.object({ sequence: z.number().int() });
 /** POST /v1/sessions/:id/calls/:seq/cancel: false when the call had already ended. */
 export const CancelCallResultSchema = z.object({ cancelled: z.boolean(), sequence: z.number().int().nullable() });
 /** GET /v1/sessions/:id/tools: the placements as advertised at creation. */
-export const SessionToolsSchema = z.object({ hostId: Uuid.nullable(), tools: z.array(ToolPlacementSchema) });
+export const SessionToolsSchema = z.object({
+  hostId: Uuid.nullable(),
+  tools: z.array(ToolPlacementSchema),
+  /** Host environment names served by named hosts (not by `hostId`). */
+  namedHosts: z.array(z.string()).optional(),
+});
 
 /** The protocol of the Application tool extension (a host placement with `url`, protocol "tool"). */
 export const HTTP_TOOL_PROTOCOL = "brain.tool/2";
@@ -371,6 +394,8 @@ export type PostMessageResult = z.infer<typeof PostMessageResultSchema>;
 export type ActivationResult = z.infer<typeof ActivationResultSchema>;
 export type JournalEvent = z.infer<typeof JournalEventSchema>;
 export type RegisteredHost = z.infer<typeof RegisteredHostSchema>;
+export type ServeHostBody = z.infer<typeof ServeHostBodySchema>;
+export type RegisteredReplica = z.infer<typeof RegisteredReplicaSchema>;
 export type SessionTools = z.infer<typeof SessionToolsSchema>;
 export type HttpToolInvocation = z.infer<typeof HttpToolInvocationSchema>;
 export type CallFrameBody = z.infer<typeof CallFrameBodySchema>;

@@ -8,6 +8,7 @@ export * from "./json.js";
 export * from "./limits.js";
 export * from "./model.js";
 export * from "./outcome.js";
+export * from "./placements.js";
 export * from "./storable.js";
 export * from "./timers.js";
 export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";

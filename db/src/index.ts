@@ -80,6 +80,14 @@ export {
 } from "./ops/environments.js";
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
+export {
+  claimNamedCalls,
+  closeReplicaConnection,
+  insertReplica,
+  openReplicaConnection,
+  replicaAuth,
+  sessionNamedHosts,
+} from "./ops/named-hosts.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";

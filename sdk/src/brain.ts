@@ -1,6 +1,8 @@
 import { BrainError } from "@aexhq/brain-contracts";
 import { z } from "zod";
-import { type BrainCredentials, HostConnection } from "./host-connection.js";
+import { HostConnection } from "./host-connection.js";
+import { type BrainCredentials, OwnHost } from "./host-identity.js";
+import { Hosts } from "./hosts.js";
 import { HttpClient } from "./http-client.js";
 import { Sessions } from "./sessions.js";
 import { Tokens } from "./tokens.js";
@@ -24,12 +26,16 @@ const CredentialsSchema = z.strictObject({ hostId: z.uuid(), hostToken: z.string
 
 /**
  * A client of one Brain server. Its sessions' application tools are served over one host
- * connection, opened lazily and kept until `await brain.close()`.
+ * connection, opened lazily and kept until `await brain.close()`; each named host it serves
+ * (`brain.hosts.serve`) has a connection of its own.
  */
 export class Brain {
   readonly sessions: Sessions;
   /** Application tokens: administration needs the operator token. */
   readonly tokens: Tokens;
+  /** Named hosts this process serves: `brain.hosts.serve({ name, tools })`. */
+  readonly hosts: Hosts;
+  readonly #own: OwnHost;
   readonly #host: HostConnection;
 
   constructor(options: BrainOptions = {}) {
@@ -53,9 +59,11 @@ export class Brain {
       credentials = parsed.data;
     }
     const http = new HttpClient(url, token, options.fetch);
-    this.#host = new HostConnection(http, credentials);
+    this.#own = new OwnHost(http, credentials);
+    this.#host = new HostConnection(http, this.#own);
     this.sessions = new Sessions({ http, host: this.#host });
     this.tokens = new Tokens(http);
+    this.hosts = new Hosts(http);
   }
 
   /**
@@ -63,15 +71,16 @@ export class Brain {
    * a host exists, i.e. until the first session with tools is created (or credentials were given).
    */
   credentials(): BrainCredentials | undefined {
-    const credentials = this.#host.getCredentials();
+    const credentials = this.#own.getCredentials();
     return credentials === undefined ? undefined : { ...credentials };
   }
 
   /**
-   * Closes the host connection and stops reconnecting; in-flight handlers are aborted and every
-   * session's handlers released. Idempotent. HTTP calls (send, events, end, …) still work.
+   * Closes the host connection and every named host served, and stops reconnecting; in-flight
+   * handlers are aborted and every session's handlers released. Idempotent. HTTP calls (send,
+   * events, end, …) still work.
    */
-  close(): Promise<void> {
-    return this.#host.close();
+  async close(): Promise<void> {
+    await Promise.all([this.#host.close(), this.hosts.closeAll()]);
   }
 }

@@ -11,12 +11,29 @@ export class Dispatcher {
   /** In-flight executions by session id, then by the sequence that names the call. */
   private readonly executions = new Map<string, Map<number, Execution>>();
 
-  constructor(private readonly channel: FrameChannel) {}
+  /** A replica's tools, by name: they serve every session that invokes them. */
+  private readonly served = new Map<string, PlacedTool>();
+
+  /** `anySession`: a replica of a named host, which routes by tool name alone (serve()). */
+  constructor(
+    private readonly channel: FrameChannel,
+    private readonly anySession = false,
+  ) {}
 
   /** Routes a session's invocations to its host tools (component tools run in Brain's workers). */
   attach(sessionId: string, tools: readonly PlacedTool[]): void {
     const host = tools.filter((placed) => placed.env.type === "host");
     this.routes.set(sessionId, new Map(host.map((placed) => [placed.name, placed])));
+  }
+
+  /** A replica's tools: every invocation of one of these names runs it, whatever the session. */
+  serve(tools: readonly PlacedTool[]): void {
+    for (const placed of tools) this.served.set(placed.name, placed);
+  }
+
+  /** The sessions with handlers attached. */
+  sessionIds(): string[] {
+    return [...this.routes.keys()];
   }
 
   /** Drops a session's handlers; its in-flight calls are over too. */
@@ -42,7 +59,7 @@ export class Dispatcher {
     const calls = this.executions.get(sessionId) ?? new Map<number, Execution>();
     // Brain sends each invocation once; a duplicate would be a server bug, not a second run.
     if (calls.has(sequence)) return;
-    const placed = this.routes.get(sessionId)?.get(frame.tool);
+    const placed = this.anySession ? this.served.get(frame.tool) : this.routes.get(sessionId)?.get(frame.tool);
     if (placed === undefined) {
       if (deadline !== null && Date.now() >= deadline) return;
       const outcome = errorOutcome(

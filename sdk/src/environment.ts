@@ -16,9 +16,11 @@ export const APPLICATION_ENV: HostEnvironment = Object.freeze({ type: "host", na
 
 /**
  * A named host binding, for `lookup({ env: hostEnv({ name: "app" }), ...options })`. Tools bound to
- * any host name are served by the host connection of the Brain client that creates the session.
- * With `url`, the application serves them over HTTP instead (the Application tool extension:
- * `toolHandler` / `fastifyTools` at that URL), and no host connection is needed for them.
+ * a named host are served by whichever processes serve it (`brain.hosts.serve({ name, tools })`),
+ * in the namespace of the client's token; the client creating the session need not be one of
+ * them. ("application" is every client's own host: `lookup()` with no env.) With `url`, the
+ * application serves them over HTTP instead (the Application tool extension: `toolHandler` /
+ * `fastifyTools` at that URL), and no host connection is needed for them.
  */
 export function hostEnv(spec: { name: string; url?: string }): HostEnvironment {
   const ref = spec.url === undefined ? {} : { url: spec.url, protocol: "tool" };

@@ -1,4 +1,5 @@
 import {
+  type AttachFrameSchema,
   BrainError,
   byteLength,
   type EmitFrameSchema,
@@ -22,7 +23,9 @@ export type CallFrame = WithoutId<
 >;
 
 /** A frame that asks Brain for something on behalf of a call; its ack carries the answer. */
-export type RequestFrame = WithoutId<z.infer<typeof ModelFrameSchema> | z.infer<typeof EnvironmentFrameSchema>>;
+export type RequestFrame = WithoutId<
+  z.infer<typeof ModelFrameSchema> | z.infer<typeof EnvironmentFrameSchema> | z.infer<typeof AttachFrameSchema>
+>;
 
 /**
  * Serialises a host frame with its id, refusing it (`frame_too_large`, nothing sent) when it

@@ -3,7 +3,6 @@ import {
   ErrorBodySchema,
   isErrorCode,
   MAX_FRAME_BYTES,
-  RegisteredHostSchema,
   type ServerFrame,
   ServerFrameSchema,
 } from "@aexhq/brain-contracts";
@@ -13,14 +12,12 @@ import { Dispatcher } from "./dispatcher.js";
 import type { FrameChannel } from "./execution.js";
 import { type CallFrame, encodeFrameParts, type RequestFrame } from "./frame-encoding.js";
 import { type Heartbeat, startHeartbeat } from "./heartbeat.js";
+import type { HostEndpoint, HostIdentity } from "./host-identity.js";
 import type { HttpClient } from "./http-client.js";
 import { type Ack, PendingAcks } from "./pending-acks.js";
+import type { PlacedTool } from "./tool.js";
 
-/** The identity of a registered host: save it to reattach sessions after a restart. */
-export interface BrainCredentials {
-  hostId: string;
-  hostToken: string;
-}
+export type { BrainCredentials, HostEndpoint, HostIdentity } from "./host-identity.js";
 
 const WELCOME_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 2_000;
@@ -33,9 +30,8 @@ const CLOSE_TIMEOUT_MS = 2_000;
  * the same host reconnects with backoff; nothing is ever re-sent.
  */
 export class HostConnection implements FrameChannel {
-  readonly dispatcher: Dispatcher = new Dispatcher(this);
-  private credentials: BrainCredentials | undefined;
-  private registering: Promise<BrainCredentials> | undefined;
+  readonly dispatcher: Dispatcher;
+  private registering: Promise<HostEndpoint> | undefined;
   private firstConnect: Promise<void> | undefined;
   private everConnected = false;
   /** The welcomed socket frames are sent on; undefined while connecting or disconnected. */
@@ -52,13 +48,39 @@ export class HostConnection implements FrameChannel {
 
   constructor(
     private readonly http: HttpClient,
-    credentials: BrainCredentials | undefined,
+    readonly identity: HostIdentity,
   ) {
-    this.credentials = credentials;
+    // A replica routes by tool name alone: it serves every session placed in its named host.
+    this.dispatcher = new Dispatcher(this, !identity.namesSessions);
   }
 
-  getCredentials(): BrainCredentials | undefined {
-    return this.credentials;
+  /** The host's id once registered (or given). */
+  hostId(): string | undefined {
+    return this.identity.current()?.hostId;
+  }
+
+  /**
+   * Serves a session's tools from now on. Brain is told (an attach frame) when the connection is
+   * up, and again after each reconnection; until then the session's calls wait for it.
+   */
+  attach(sessionId: string, tools: readonly PlacedTool[]): void {
+    this.dispatcher.attach(sessionId, tools);
+    this.announce(sessionId);
+  }
+
+  /** Drops a session's handlers (ended, deleted, or a failed reattachment). */
+  release(sessionId: string): void {
+    this.dispatcher.release(sessionId);
+  }
+
+  private announce(sessionId: string): void {
+    if (!this.identity.namesSessions || this.socket === undefined) return;
+    try {
+      // Not awaited: a lost ack costs nothing, the next connection attaches the session again.
+      this.write({ type: "attach", sessionId }).catch(() => {});
+    } catch {
+      // Not connected: the session is attached when the connection is welcomed.
+    }
   }
 
   /**
@@ -66,17 +88,17 @@ export class HostConnection implements FrameChannel {
    * failure rejects and the next call tries again). Once a connection has been welcomed, a lost
    * one is re-established in the background and this does not wait for it.
    */
-  async ensure(): Promise<BrainCredentials> {
+  async ensure(): Promise<HostEndpoint> {
     this.assertOpen();
-    const credentials = await this.register();
+    const endpoint = await this.register();
     if (!this.everConnected) {
-      this.firstConnect ??= this.open(credentials).finally(() => {
+      this.firstConnect ??= this.open(endpoint).finally(() => {
         this.firstConnect = undefined;
       });
       await this.firstConnect;
     }
     this.assertOpen();
-    return credentials;
+    return endpoint;
   }
 
   send(frame: CallFrame): Promise<number | null> {
@@ -121,27 +143,22 @@ export class HostConnection implements FrameChannel {
     });
   }
 
-  private register(): Promise<BrainCredentials> {
-    if (this.credentials !== undefined) return Promise.resolve(this.credentials);
-    this.registering ??= this.http
-      .request("POST", "/v1/hosts", { body: {}, schema: RegisteredHostSchema })
-      .then((host) => {
-        this.credentials = { hostId: host.id, hostToken: host.token };
-        return this.credentials;
-      })
-      .finally(() => {
-        this.registering = undefined;
-      });
+  private register(): Promise<HostEndpoint> {
+    const known = this.identity.current();
+    if (known !== undefined) return Promise.resolve(known);
+    this.registering ??= this.identity.register().finally(() => {
+      this.registering = undefined;
+    });
     return this.registering;
   }
 
   /** Opens one socket; resolves on `welcome`, rejects if it closes first. */
-  private open(credentials: BrainCredentials): Promise<void> {
+  private open(endpoint: HostEndpoint): Promise<void> {
     if (this.closed) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
-      const url = `${webSocketBase(this.http.baseUrl)}/v1/hosts/${encodeURIComponent(credentials.hostId)}/connect`;
+      const url = `${webSocketBase(this.http.baseUrl)}${endpoint.path}`;
       const ws = new WebSocket(url, {
-        headers: { authorization: `Bearer ${credentials.hostToken}` },
+        headers: { authorization: `Bearer ${endpoint.token}` },
         maxPayload: MAX_FRAME_BYTES,
         handshakeTimeout: WELCOME_TIMEOUT_MS,
       });
@@ -180,7 +197,7 @@ export class HostConnection implements FrameChannel {
           return;
         }
         if (frame.type !== "welcome") return;
-        if (frame.hostId !== credentials.hostId) {
+        if (frame.hostId !== endpoint.hostId) {
           failure = new BrainError("not_connected", "Brain welcomed a different host id.");
           ws.terminate();
           return;
@@ -191,6 +208,7 @@ export class HostConnection implements FrameChannel {
         this.everConnected = true;
         this.backoff.reset();
         heartbeat = startHeartbeat(ws, frame.heartbeatMs, () => this.nextId++);
+        for (const sessionId of this.dispatcher.sessionIds()) this.announce(sessionId);
         resolve();
       });
       ws.on("close", () => {
@@ -235,13 +253,13 @@ export class HostConnection implements FrameChannel {
   }
 
   private scheduleReconnect(): void {
-    const credentials = this.credentials;
-    if (this.closed || this.reconnectTimer !== undefined || credentials === undefined) return;
+    const endpoint = this.identity.current();
+    if (this.closed || this.reconnectTimer !== undefined || endpoint === undefined) return;
     // Not unref'd: the client keeps its host available until brain.close().
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       // A failed attempt closes its socket, and that close schedules the next attempt.
-      this.open(credentials).catch(() => {});
+      this.open(endpoint).catch(() => {});
     }, this.backoff.next());
   }
 

@@ -37,6 +37,7 @@ export {
   httpEnv,
 } from "./environment.js";
 export type { BrainCredentials } from "./host-connection.js";
+export type { Hosts, ServedHost, ServeOptions } from "./hosts.js";
 export { type FastifyToolsInstance, type FastifyToolsOptions, fastifyTools } from "./http-tools/fastify.js";
 export { type HttpToolDefinition, httpTool } from "./http-tools/http-tool.js";
 export { type ToolHandlerOptions, type ToolRequestListener, toolHandler } from "./http-tools/node-handler.js";

@@ -152,10 +152,10 @@ export class Session {
   async #releasing<T>(request: () => Promise<T>): Promise<T> {
     try {
       const result = await request();
-      this.#deps.host.dispatcher.release(this.id);
+      this.#deps.host.release(this.id);
       return result;
     } catch (err) {
-      if (err instanceof BrainError && err.code === "not_found") this.#deps.host.dispatcher.release(this.id);
+      if (err instanceof BrainError && err.code === "not_found") this.#deps.host.release(this.id);
       throw err;
     }
   }

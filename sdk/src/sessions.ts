@@ -10,7 +10,7 @@ import {
   SessionSchema,
   SessionToolsSchema,
 } from "@aexhq/brain-contracts";
-import { environmentSpecOf } from "./environment.js";
+import { APPLICATION_ENV, environmentSpecOf } from "./environment.js";
 import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";
 import { componentOf, isPlacedTool, type PlacedTool } from "./tool.js";
@@ -87,13 +87,15 @@ export class Sessions {
     if (!checked.success) {
       throw new BrainError("invalid_request", "The session parameters are invalid.", checked.error.issues);
     }
+    const named = [...new Set(tools.filter(servedByNamedHost).map((t) => t.env.name))];
+    if (named.length > 0) body.namedHosts = named;
     if (tools.some(servedHere)) body.hostId = (await this.#deps.host.ensure()).hostId;
     const info = await this.#deps.http.request("POST", "/v1/sessions", {
       body,
       idempotencyKey: options.idempotencyKey,
       schema: SessionSchema,
     });
-    if (body.hostId !== undefined) this.#deps.host.dispatcher.attach(info.id, tools.filter(servedHere));
+    if (body.hostId !== undefined) this.#deps.host.attach(info.id, tools.filter(servedHere));
     return new Session(info, this.#deps);
   }
 
@@ -108,10 +110,11 @@ export class Sessions {
       const advertised = await this.#deps.http.request("GET", `/v1/sessions/${encodeURIComponent(id)}/tools`, {
         schema: SessionToolsSchema,
       });
-      // Components, HTTP Environments and tools served over HTTP run elsewhere: only the host
-      // connection's tools are reattached.
+      // Components, HTTP Environments, tools served over HTTP and named hosts' tools run
+      // elsewhere: only this client's own host tools are reattached.
+      const named = new Set(advertised.namedHosts ?? []);
       const differences = placementDifferences(
-        advertised.tools.filter((t) => t.env.type === "host" && !t.env.url),
+        advertised.tools.filter((t) => t.env.type === "host" && !t.env.url && !named.has(t.env.name)),
         tools.filter(servedHere).map((t) => t.placement),
       );
       if (differences.length > 0) {
@@ -122,19 +125,18 @@ export class Sessions {
         );
       }
       if (tools.length > 0) {
-        const credentials = this.#deps.host.getCredentials();
-        if (credentials === undefined || credentials.hostId !== info.hostId) {
+        if (this.#deps.host.hostId() !== info.hostId) {
           throw new BrainError(
             "host_required",
             "Reattaching tools needs the credentials of the host the session was placed on: new Brain({ credentials }).",
           );
         }
-        // Attached before connecting: an invoke may arrive in the same read as the welcome.
-        this.#deps.host.dispatcher.attach(info.id, tools.filter(servedHere));
+        // Attached before connecting: the welcome attaches every attached session at once.
+        this.#deps.host.attach(info.id, tools.filter(servedHere));
         try {
           await this.#deps.host.ensure();
         } catch (err) {
-          this.#deps.host.dispatcher.release(info.id);
+          this.#deps.host.release(info.id);
           throw err;
         }
       }
@@ -163,9 +165,17 @@ export class Sessions {
   }
 }
 
-/** Whether this client's host connection serves the tool (a host binding without a url). */
+/**
+ * Whether this client's own host connection serves the tool: `lookup()` with no env (the
+ * registering application). A host binding of another name is a named host (brain.hosts.serve).
+ */
 function servedHere(placed: PlacedTool): boolean {
-  return placed.env.type === "host" && !placed.env.url;
+  return placed.env.type === "host" && !placed.env.url && placed.env.name === APPLICATION_ENV.name;
+}
+
+/** Whether the tool is served by a named host: `hostEnv({ name })` without a url. */
+function servedByNamedHost(placed: PlacedTool): boolean {
+  return placed.env.type === "host" && !placed.env.url && placed.env.name !== APPLICATION_ENV.name;
 }
 
 /** The configurations of the HTTP Environments the tools are bound to; one per name. */

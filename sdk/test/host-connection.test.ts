@@ -211,21 +211,19 @@ describe("invocations", () => {
     }
   });
 
-  it("answers unknown_tool when the host does not serve the invoked session", async () => {
-    const { declared, contexts } = openTool();
+  it("sends a session's calls only to a connection that attached it, never to another of the same host", async () => {
+    const { declared, contexts } = openTool({ finish: true });
     const session = await brain.sessions.create({ model: script(true), tools: [declared()] });
-    // Another client connects as the same host (newest connection: Brain dispatches there) but
-    // never attached this session's tools.
+    // Another client connects as the same host (the newest connection) but never attached this
+    // session's tools: it must not be sent the call (it could only answer unknown_tool).
     const stranger = new Brain({ url: server.url, token: server.token, credentials: brain.credentials() });
     try {
       const other = tool({ name: "other", description: "", input: z.object({}), run: (_i, ctx) => ctx.finish() });
       await stranger.sessions.create({ model: NO_TOOLS, tools: [other()] });
       await expect(session.send("go")).resolves.toBe("turn 0");
-      expect(contexts).toHaveLength(0);
+      expect(contexts).toHaveLength(1);
       const records = await journal(session.id);
-      const result = records.find((r) => r.kind === "tool_result");
-      expect(result?.payload.outcome).toMatchObject({ status: "error", error: { code: "unknown_tool" } });
-      expect(records.find((r) => r.kind === "tool_call_ended")?.payload.outcome).toEqual(result?.payload.outcome);
+      expect(records.find((r) => r.kind === "tool_call_ended")?.payload.outcome).toMatchObject({ status: "ok" });
     } finally {
       await stranger.close();
     }

@@ -15,6 +15,7 @@ import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
 import { messageRoutes } from "./routes/messages.js";
+import { namedHostRoutes, replicaSocketRoutes } from "./routes/named-hosts.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { type Runtime, startRuntime } from "./runtime.js";
@@ -84,6 +85,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   await app.register(healthRoutes);
   await app.register(hostSocketRoutes);
+  await app.register(replicaSocketRoutes);
   await app.register(callCallbackRoutes);
   await app.register(callModelRoutes);
   await app.register(async (api) => {
@@ -92,6 +94,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     accessControl(api);
     await api.register(tokenRoutes);
     await api.register(hostRoutes);
+    await api.register(namedHostRoutes);
     await api.register(sessionRoutes);
     await api.register(messageRoutes);
     await api.register(eventRoutes);

@@ -145,8 +145,9 @@ export async function startRuntime(
     }
   });
   bus.onHost((hostId) => {
-    const conn = rt.hosts.current(hostId);
-    if (conn) void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
+    for (const conn of rt.hosts.claimants(hostId)) {
+      void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
+    }
     for (const c of rt.hosts.ofHost(hostId)) void c.reconcile().catch((err) => log.warn({ err }, "reconcile failed"));
   });
   bus.onRelease((sessionId, hostId) => {
@@ -177,6 +178,14 @@ export async function startRuntime(
       // beating for a whole stale window may judge another dead, or the first server back would
       // declare every other one dead and end all their calls.
       await sweep(rt, availability.upFor() > (SERVER_STALE_SECONDS + 1) * 1000);
+      // The backstop of named hosts' fair shares: a share left for a replica whose server missed
+      // the notification, or that is gone, is taken by the others within a heartbeat.
+      for (const conn of rt.hosts.all()) {
+        if (conn.replicaId === null) continue;
+        await rt.dispatch.claimFor(conn).catch((err) => {
+          if (!availability.observe(err)) log.warn({ err }, "claiming a named host's calls failed");
+        });
+      }
     } catch (err) {
       if (!availability.observe(err)) log.warn({ err }, "heartbeat or recovery sweep failed");
     } finally {

@@ -77,6 +77,8 @@ const OPERATOR_ROUTES: Record<string, { path: string; body?: unknown }> = {
 /** Routes any caller may use, each scoped by its handler: tested one by one below. */
 const SHARED_ROUTES = [
   "POST /v1/hosts",
+  // Scoped to the caller's namespace of named hosts: server/test/named-hosts.test.ts.
+  "POST /v1/named-hosts/:name/replicas",
   "POST /v1/sessions",
   "GET /v1/sessions",
   "HEAD /v1/sessions",
@@ -92,6 +94,8 @@ const OWN_CREDENTIALS = [
   "HEAD /readyz",
   "GET /v1/hosts/:id/connect",
   "HEAD /v1/hosts/:id/connect",
+  "GET /v1/replicas/:id/connect",
+  "HEAD /v1/replicas/:id/connect",
   "POST /v1/calls/:sessionId/:sequence/frames",
   "POST /v1/calls/:sessionId/:sequence/model",
 ];

@@ -91,10 +91,13 @@ describe("the database goes away and comes back", () => {
     const s = await session();
     await pg.stop("fast");
     try {
-      // The server notices within a heartbeat or two; from then on requests fail at once.
-      await slow("readiness to report the outage", async () => (await readiness()) === 503);
-      const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { database: boolean };
-      expect(ready.database).toBe(false);
+      // The server notices within a heartbeat or two (the LISTEN connection at once); from then on
+      // requests fail at once.
+      await slow("readiness to report the database away", async () => {
+        const res = await fetch(`${server.url}/readyz`);
+        const body = (await res.json()) as { database: boolean };
+        return res.status === 503 && body.database === false;
+      });
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       const res = await fetch(`${server.url}/v1/sessions/${s.id}/messages`, {
         method: "POST",

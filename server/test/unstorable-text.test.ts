@@ -144,8 +144,9 @@ describe("the SDK", () => {
       const calls = await brain.db.sql<{ outcome: unknown }[]>`
         SELECT outcome FROM tool_calls WHERE session_id = ${session.id}`;
       expect(calls[0]?.outcome).toMatchObject({ status: "error", error: { code: "invalid_output" } });
-      // emit: refused, the call went on; emitResult: refused and the call ended; finish: too late.
-      expect(seen).toEqual(["unstorable_text", "unstorable_text", "call_ended"]);
+      // emit: refused, the call went on; emitResult: refused and the call ended, which the SDK now
+      // knows, so finish is refused locally (execution_finished) without a round trip.
+      expect(seen).toEqual(["unstorable_text", "unstorable_text", "execution_finished"]);
     } finally {
       await client.close();
     }

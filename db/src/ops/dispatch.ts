@@ -15,14 +15,21 @@ export interface DispatchedCall {
  * connection id) commits before any frame is sent, so a call is sent at most once: a crash after
  * this commit leaves the call on a connection that is gone, and it ends `unknown`.
  */
-export function claimPendingCalls(hostId: string, connectionId: string): WriteOp<DispatchedCall[]> {
+export function claimPendingCalls(
+  hostId: string,
+  connectionId: string,
+  sessionIds: readonly string[] | null = null,
+): WriteOp<DispatchedCall[]> {
   return {
     keys: emptyKeys,
-    run: (tx) =>
-      tx<{ session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]>`
+    run: (tx) => {
+      // Null: every session of the host (a connection that does not say which it serves).
+      const only = sessionIds === null ? null : tx.array([...sessionIds]);
+      return tx<{ session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]>`
         WITH c AS (
           UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
+            AND (${only}::uuid[] IS NULL OR session_id = ANY(${only}::uuid[]))
           RETURNING session_id, seq, tool, deadline_at
         )
         SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
@@ -30,7 +37,8 @@ export function claimPendingCalls(hostId: string, connectionId: string): WriteOp
         FROM c JOIN records r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`.then((rows) =>
         rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, tool: r.tool, input: r.input, deadline: r.deadline })),
-      ),
+      );
+    },
   };
 }
 

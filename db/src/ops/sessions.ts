@@ -1,8 +1,10 @@
-import type { Sql } from "postgres";
+import type { ToolPlacement } from "@aexhq/brain-contracts";
+import type { Sql, TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { Sealed } from "../secrets.js";
 import type { WriteOp } from "../writer.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
+import { placeInNamedHosts } from "./named-hosts.js";
 
 export interface SessionRow {
   id: string;
@@ -41,6 +43,8 @@ export interface NewSession {
   environments?: { name: string; type: "http"; config: unknown }[];
   /** What ctx.environments may do; null or absent: nothing. */
   environmentControl?: unknown;
+  /** The session's tools by the named host (environment name) that serves them. */
+  namedHosts?: { byName: ReadonlyMap<string, ToolPlacement[]> };
 }
 
 /** A sealed secret as JSON, for inserting with jsonb_to_recordset (bytea as base64). */
@@ -54,14 +58,36 @@ export function sealedRows(secrets: { name: string; sealed: Sealed }[]) {
   }));
 }
 
-/** Inserts the session and its first record (seq 1, session_created) in one statement. */
+/**
+ * Inserts the session and its first record (seq 1, session_created) in one statement; a session
+ * placing tools in named hosts first locks and checks those hosts (see placeInNamedHosts), in a
+ * transaction of its own.
+ */
 export function createSession(s: NewSession): WriteOp<SessionRow> {
   const touched: CommitKeys = emptyKeys();
   touched.sessions.set(s.id, Touch.other);
+  const insert = insertSession(s);
+  const named = s.namedHosts;
+  if (!named || named.byName.size === 0) return { keys: () => touched, run: insert };
   return {
+    exclusive: true,
     keys: () => touched,
-    run: (tx) =>
-      tx<SessionRow[]>`
+    run: async (tx) => {
+      const ids = await placeInNamedHosts(tx, s.tokenId ?? null, named.byName);
+      const row = await insert(tx);
+      const pairs = [...ids].map(([env_name, host_id]) => ({ env_name, host_id }));
+      await tx`
+        INSERT INTO session_hosts (session_id, env_name, host_id)
+        SELECT ${s.id}, x.env_name, x.host_id
+        FROM jsonb_to_recordset(${JSON.stringify(pairs)}::text::jsonb) AS x(env_name text, host_id uuid)`;
+      return row;
+    },
+  };
+}
+
+function insertSession(s: NewSession): (tx: TransactionSql) => Promise<SessionRow> {
+  return (tx) =>
+    tx<SessionRow[]>`
         WITH s AS (
           INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch, environment_control, token_id)
           VALUES (${s.id}, ${s.hostId}, ${JSON.stringify(s.model)}::text::jsonb, ${JSON.stringify(s.tools)}::text::jsonb,
@@ -90,8 +116,7 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
           FROM s, jsonb_to_recordset(${JSON.stringify(s.environments ?? [])}::text::jsonb)
             AS x(name text, type text, config jsonb)
         )
-        SELECT * FROM s`.then((rows) => rows[0]!),
-  };
+        SELECT * FROM s`.then((rows) => rows[0]!);
 }
 
 /** Status and last sequence only: cheap enough for hot paths (no model or tools columns). */

@@ -28,18 +28,39 @@ export class HostConnection {
   private readonly inflight = new Map<string, { sessionId: string; seq: number }>();
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly parts: PartCollector;
+  /**
+   * The sessions this connection serves when it said it would name them (`?sessions=attached`):
+   * only their calls are sent to it. Null: every session of its host (a replica of a named host,
+   * or a host that names none).
+   */
+  private readonly attached: Set<string> | null;
+  /** Set when this is a replica of a named host: its calls are claimed by fair share. */
+  readonly replicaId: string | null;
 
   constructor(
     private readonly rt: Runtime,
     private readonly socket: WebSocket,
     readonly id: string,
     readonly hostId: string,
+    options: { replicaId?: string; attachedOnly?: boolean } = {},
   ) {
     this.parts = new PartCollector(rt.config.maxEmittedBytes);
+    this.replicaId = options.replicaId ?? null;
+    this.attached = options.attachedOnly && !this.replicaId ? new Set() : null;
   }
 
   get isOpen(): boolean {
     return this.open;
+  }
+
+  /** Whether a call of this session may be sent here. */
+  serves(sessionId: string): boolean {
+    return this.attached === null || this.attached.has(sessionId);
+  }
+
+  /** The sessions a claim may take calls of: null for all of the host's. */
+  servedSessions(): string[] | null {
+    return this.attached === null ? null : [...this.attached];
   }
 
   start(onClose: () => void): void {
@@ -89,6 +110,7 @@ export class HostConnection {
 
   /** The session ended or was deleted: its calls are no longer ours to track. */
   release(sessionId: string): void {
+    this.attached?.delete(sessionId);
     for (const [key, c] of this.inflight) if (c.sessionId === sessionId) this.inflight.delete(key);
     this.send({ type: "release", sessionId });
   }
@@ -139,6 +161,10 @@ export class HostConnection {
       this.send({ type: "pong", id: frame.id });
       return;
     }
+    if (frame.type === "attach") {
+      void this.attach(frame.id, frame.sessionId);
+      return;
+    }
     if (frame.type === "model" || frame.type === "environment") {
       // Requests run beside the call's frames: a model call may take minutes.
       void this.answer(frame);
@@ -178,6 +204,19 @@ export class HostConnection {
     }
   }
 
+  /** The host serves this session from now on: its pending calls are claimed and sent. */
+  private async attach(id: number, sessionId: string): Promise<void> {
+    try {
+      if (this.attached !== null) {
+        this.attached.add(sessionId);
+        await this.rt.dispatch.claimFor(this, [sessionId]);
+      }
+      this.send({ type: "ack", id, sequence: null });
+    } catch (error) {
+      this.reject(id, error, "attaching a session failed");
+    }
+  }
+
   private async answer(frame: ToolRequestFrame): Promise<void> {
     try {
       const answer = await answerToolRequest(this.rt, { hostId: this.hostId }, frame);
@@ -189,7 +228,10 @@ export class HostConnection {
 
   private async apply(frame: CallFrame): Promise<void> {
     try {
-      const ref = { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
+      // A replica reports only on the calls sent to it, not on its sibling replicas' calls.
+      const ref = this.replicaId
+        ? { sessionId: frame.sessionId, seq: frame.sequence, connectionId: this.id }
+        : { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
       const result = await applyReport(this.rt, ref, toAction(frame));
       if (result.seq === null) {
         const state = await callState(this.rt.sql, frame.sessionId, frame.sequence, this.hostId);

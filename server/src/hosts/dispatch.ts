@@ -1,5 +1,5 @@
 import { errorOutcome } from "@aexhq/brain-contracts";
-import { type Appended, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
+import { type Appended, claimNamedCalls, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
 import type { SessionInfo } from "../loop/actor.js";
 import { callDeadline } from "../loop/call-deadline.js";
 import type { ModelToolCall } from "../models/provider.js";
@@ -31,11 +31,19 @@ export class Dispatcher {
         const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "worker" } as const;
         return { kind: "tool_call_started", payload, call };
       }
+      const named = tool ? session.namedHosts[tool.env.name] : undefined;
+      if (named) {
+        // A named host: pending, and every server holding one of its replicas is told (the
+        // commit's host key) and claims its fair share for them.
+        const call = { ...base, hostId: named, connectionId: null, state: "pending", executor: "host" } as const;
+        return { kind: "tool_call_started", payload, call };
+      }
       if (!tool || !session.hostId) {
         const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "none" } as const;
         return { kind: "tool_call_started", payload, call };
       }
-      const conn = this.rt.hosts.current(session.hostId);
+      // Sent at once only to a connection serving the session; otherwise it waits for one.
+      const conn = this.rt.hosts.serving(session.hostId, session.id);
       const call = {
         ...base,
         hostId: session.hostId,
@@ -68,9 +76,16 @@ export class Dispatcher {
     }
   }
 
-  /** Claims and sends a host's pending calls on one of its connections. */
-  async claimFor(conn: HostConnection): Promise<void> {
-    const calls = await this.rt.writer.submit(claimPendingCalls(conn.hostId, conn.id));
+  /**
+   * Claims and sends a host's pending calls on one of its connections: a replica's fair share of
+   * its named host's calls, or the calls of the sessions a connection serves (`only`: just these).
+   */
+  async claimFor(conn: HostConnection, only?: string[]): Promise<void> {
+    if (!conn.isOpen) return;
+    const op = conn.replicaId
+      ? claimNamedCalls(conn.hostId, conn.id)
+      : claimPendingCalls(conn.hostId, conn.id, only ?? conn.servedSessions());
+    const calls = await this.rt.writer.submit(op);
     for (const c of calls) {
       conn.invoke({ sessionId: c.sessionId, sequence: c.seq, tool: c.tool, input: c.input, deadline: c.deadline });
     }

@@ -29,6 +29,28 @@ export class HostRegistry {
     return undefined;
   }
 
+  /** The newest open connection of a host that serves the session (see HostConnection.serves). */
+  serving(hostId: string, sessionId: string): HostConnection | undefined {
+    const list = this.byHost.get(hostId);
+    for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
+      const c = list![i]!;
+      if (c.isOpen && c.serves(sessionId)) return c;
+    }
+    return undefined;
+  }
+
+  /**
+   * The connections that claim a host's pending calls when told of them: every replica of a
+   * named host, every connection naming its sessions (each claims only those), and the newest of
+   * the connections that name none.
+   */
+  claimants(hostId: string): HostConnection[] {
+    const open = this.ofHost(hostId).filter((c) => c.isOpen);
+    const naming = open.filter((c) => c.replicaId !== null || c.servedSessions() !== null);
+    const legacy = open.filter((c) => c.replicaId === null && c.servedSessions() === null).at(-1);
+    return legacy ? [...naming, legacy] : naming;
+  }
+
   ofHost(hostId: string): HostConnection[] {
     return this.byHost.get(hostId) ?? [];
   }

@@ -21,6 +21,8 @@ import { withWorkerJobs } from "./worker-jobs.js";
 export interface SessionInfo {
   id: string;
   hostId: string | null;
+  /** The named hosts serving some of its tools, by host environment name. */
+  namedHosts: Record<string, string>;
   model: ModelConfig;
   tools: ToolPlacement[];
 }

@@ -1,5 +1,5 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
-import { claimSession, getSession, Touch } from "@aexhq/brain-db";
+import { claimSession, getSession, sessionNamedHosts, Touch } from "@aexhq/brain-db";
 import { sessionModelConfig } from "../models/credentials.js";
 import type { Runtime } from "../runtime.js";
 import { SessionActor } from "./actor.js";
@@ -75,6 +75,7 @@ export class ActorRegistry {
       const info = {
         id: row.id,
         hostId: row.host_id,
+        namedHosts: await sessionNamedHosts(this.rt.sql, row.id),
         model: await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model),
         tools: row.tools as ToolPlacement[],
       };

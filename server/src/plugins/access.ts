@@ -22,6 +22,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /v1/tokens": "operator",
   "DELETE /v1/tokens/:id": "operator",
   "POST /v1/hosts": "any",
+  // Scoped by the handler: a replica joins the named host of the caller's own namespace.
+  "POST /v1/named-hosts/:name/replicas": "any",
   "POST /v1/sessions": "any",
   "GET /v1/sessions": "any",
   "GET /v1/sessions/:id": "session",

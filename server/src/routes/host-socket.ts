@@ -8,6 +8,8 @@ import { bearer, tokenMatches } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 
 const ParamsSchema = z.strictObject({ id: z.uuid() });
+/** `sessions=attached`: the host names the sessions it serves (attach frames); only theirs are sent. */
+const QuerySchema = z.object({ sessions: z.enum(["attached", "all"]).optional() });
 const connectionIds = new WeakMap<FastifyRequest, string>();
 
 /**
@@ -32,7 +34,9 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
     },
     (socket, request) => {
       const { id: hostId } = request.params as { id: string };
-      const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId);
+      const query = QuerySchema.safeParse(request.query);
+      const attachedOnly = query.success && query.data.sessions === "attached";
+      const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId, { attachedOnly });
       rt.hosts.add(conn);
       conn.start(() => {
         rt.hosts.remove(conn);

@@ -96,7 +96,27 @@ export async function checkPlacements(
   }
 }
 
-/** Tools served by the host connection (a host binding without a url). */
-export function hasHostTools(tools: ToolPlacement[]): boolean {
-  return tools.some((t) => t.env.type === "host" && !t.env.url);
+/** Tools served over a host connection (a host binding without a url). */
+export function isConnectionTool(t: ToolPlacement): boolean {
+  return t.env.type === "host" && !t.env.url;
+}
+
+/** Tools served by the session's own host (`hostId`): connection tools outside named hosts. */
+export function hasHostTools(tools: ToolPlacement[], named: ReadonlySet<string> = new Set()): boolean {
+  return tools.some((t) => isConnectionTool(t) && !named.has(t.env.name));
+}
+
+/**
+ * The session's tools by the named host serving them. Each name in `namedHosts` must be the
+ * environment of some connection tool: a name placing nothing is a mistake worth reporting.
+ */
+export function namedHostTools(tools: ToolPlacement[], namedHosts: string[]): Map<string, ToolPlacement[]> {
+  const byName = new Map<string, ToolPlacement[]>(namedHosts.map((n) => [n, []]));
+  for (const t of tools) if (isConnectionTool(t)) byName.get(t.env.name)?.push(t);
+  for (const [name, placed] of byName) {
+    if (placed.length === 0) {
+      throw new BrainError("invalid_request", `namedHosts: no tool is placed in host ${JSON.stringify(name)}.`);
+    }
+  }
+  return byName;
 }

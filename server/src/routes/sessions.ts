@@ -16,6 +16,7 @@ import {
   listSessions,
   type SessionCursor,
   type SessionRow,
+  sessionNamedHosts,
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "../models/credentials.js";
@@ -23,7 +24,7 @@ import { ownerFilter, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
-import { checkPlacements, hasHostTools } from "./placements.js";
+import { checkPlacements, hasHostTools, namedHostTools } from "./placements.js";
 
 export function toSession(row: SessionRow): Session {
   return {
@@ -44,7 +45,8 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   app.post("/v1/sessions", async (request, reply) => {
     const body = parseInput(CreateSessionBodySchema, request.body);
     await checkPlacements(rt.sql, body.tools, body.environments ?? [], rt.config.allowedGrants);
-    if (hasHostTools(body.tools) && !body.hostId) throw new BrainError("host_required");
+    const namedHosts = namedHostTools(body.tools, body.namedHosts ?? []);
+    if (hasHostTools(body.tools, new Set(namedHosts.keys())) && !body.hostId) throw new BrainError("host_required");
     // Another application's host answers like a missing one: its existence is not revealed.
     if (body.hostId && !(await hostExists(rt.sql, body.hostId, ownerFilter(request.principal)))) {
       throw new BrainError("invalid_request", "No host is registered with that hostId.");
@@ -58,6 +60,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       tools: body.tools,
       secrets: sealSessionSecrets(rt.secrets, id, body),
       environmentControl: body.environmentControl ?? null,
+      namedHosts: { byName: namedHosts },
       environments: (body.environments ?? []).map(({ type, name, headers, ...config }) => ({
         name,
         type,
@@ -72,6 +75,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
         hostId: body.hostId ?? null,
         // Resolved once and journaled: every server applies the same absolute time to its calls.
         ...deadlineField(resolveCallerDeadline(body)),
+        ...(namedHosts.size > 0 ? { namedHosts: [...namedHosts.keys()] } : {}),
       },
     });
     const key = idempotencyKey(request.headers);
@@ -115,7 +119,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     const { id } = parseInput(SessionParamsSchema, request.params);
     const row = await getSession(rt.sql, id);
     if (!row) throw new BrainError("not_found");
-    return { hostId: row.host_id, tools: row.tools };
+    return { hostId: row.host_id, tools: row.tools, namedHosts: Object.keys(await sessionNamedHosts(rt.sql, id)) };
   });
 
   app.post("/v1/sessions/:id/end", async (request) => {

@@ -1,0 +1,215 @@
+import { randomUUID } from "node:crypto";
+import { BrainError, servedDifferences, type ToolPlacement } from "@aexhq/brain-contracts";
+import type { Sql, TransactionSql } from "postgres";
+import { emptyKeys } from "../commit-keys.js";
+import type { WriteOp } from "../writer.js";
+import type { DispatchedCall } from "./dispatch.js";
+import { type EndedCall, endCalls } from "./end-calls.js";
+import { SERVER_STALE_SECONDS } from "./ownership.js";
+
+/**
+ * Named hosts: one host row per (owner, name), served by any number of replica connections. Every
+ * write that must agree with the host's set of live replicas and active sessions (a session placed
+ * in it, a replica connecting, a claim, a replica's socket closing) first locks the host's row, so
+ * they happen one at a time per host and each sees what the previous one committed.
+ */
+
+/** The named host's id, created when missing, and locked for the rest of the transaction. */
+export async function lockNamedHost(tx: TransactionSql, name: string, owner: string | null): Promise<string> {
+  await tx`
+    INSERT INTO hosts (id, name, token_hash, token_id, named)
+    VALUES (${randomUUID()}, ${name}, NULL, ${owner}, true)
+    ON CONFLICT ((COALESCE(token_id, '00000000-0000-0000-0000-000000000000'::uuid)), name) WHERE named
+    DO NOTHING`;
+  const [row] = await tx<{ id: string }[]>`
+    SELECT id FROM hosts
+    WHERE named AND name = ${name} AND token_id IS NOT DISTINCT FROM ${owner}::uuid
+    FOR UPDATE`;
+  return row!.id;
+}
+
+/** Contracts of the tools active sessions placed in the host (each distinct one once). */
+async function advertisedIn(tx: TransactionSql, hostId: string): Promise<ToolPlacement[]> {
+  const rows = await tx<{ t: ToolPlacement }[]>`
+    SELECT DISTINCT jsonb_build_object('name', t->'name', 'env', t->'env',
+           'inputSchema', t->'inputSchema', 'outputSchema', t->'outputSchema') AS t
+    FROM session_hosts sh JOIN sessions s ON s.id = sh.session_id, jsonb_array_elements(s.tools) AS t
+    WHERE sh.host_id = ${hostId} AND s.status = 'active'
+      AND t->'env'->>'type' = 'host' AND t->'env'->>'name' = sh.env_name AND NOT (t->'env' ? 'url')`;
+  return rows.map((r) => r.t);
+}
+
+/** The tools each live replica connection of the host serves. */
+async function liveReplicaTools(tx: TransactionSql, hostId: string): Promise<ToolPlacement[][]> {
+  const rows = await tx<{ tools: ToolPlacement[] }[]>`
+    SELECT r.tools FROM host_connections hc
+    JOIN host_replicas r ON r.id = hc.replica_id JOIN servers sv ON sv.id = hc.server_id
+    WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND sv.stopped_at IS NULL
+      AND sv.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})`;
+  return rows.map((r) => r.tools);
+}
+
+function mismatch(what: string, differences: string[]): BrainError {
+  return new BrainError("tool_mismatch", `${what}: ${differences.join("; ")}.`, differences);
+}
+
+/**
+ * Inside a session's creation: locks each named host it places tools in (creating it when new) and
+ * checks the session's tools there against the host's other active sessions (same name, same
+ * contract) and against every live replica (each must serve them identically). Returns the hosts'
+ * ids by environment name.
+ */
+export async function placeInNamedHosts(
+  tx: TransactionSql,
+  owner: string | null,
+  byName: ReadonlyMap<string, ToolPlacement[]>,
+): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
+  // A fixed order, so two sessions placing tools in the same hosts cannot deadlock.
+  for (const name of [...byName.keys()].sort()) {
+    const tools = byName.get(name)!;
+    const hostId = await lockNamedHost(tx, name, owner);
+    const names = new Set(tools.map((t) => t.name));
+    const others = (await advertisedIn(tx, hostId)).filter((t) => names.has(t.name));
+    const conflicts = servedDifferences(others, tools);
+    if (conflicts.length > 0) {
+      throw mismatch(`Named host ${JSON.stringify(name)} has sessions advertising other contracts`, conflicts);
+    }
+    for (const served of await liveReplicaTools(tx, hostId)) {
+      const lacking = servedDifferences(tools, served);
+      if (lacking.length > 0) {
+        throw mismatch(`A connected replica of named host ${JSON.stringify(name)} does not serve these tools`, lacking);
+      }
+    }
+    ids.set(name, hostId);
+  }
+  return ids;
+}
+
+/** A replica of the named host `name` (created when new), owned like the host. */
+export async function insertReplica(
+  sql: Sql,
+  r: { id: string; name: string; owner: string | null; tokenHash: Buffer; tools: ToolPlacement[] },
+): Promise<string> {
+  return sql.begin(async (tx) => {
+    const hostId = await lockNamedHost(tx, r.name, r.owner);
+    await tx`
+      INSERT INTO host_replicas (id, host_id, token_hash, tools)
+      VALUES (${r.id}, ${hostId}, ${r.tokenHash}, ${JSON.stringify(r.tools)}::text::jsonb)`;
+    return hostId;
+  });
+}
+
+/** A replica's token hash and host, or null when unknown or its owner's token was revoked. */
+export async function replicaAuth(sql: Sql, id: string): Promise<{ tokenHash: Buffer; hostId: string } | null> {
+  const [row] = await sql<{ token_hash: Buffer; host_id: string }[]>`
+    SELECT r.token_hash, r.host_id FROM host_replicas r JOIN hosts h ON h.id = r.host_id
+    LEFT JOIN app_tokens t ON t.id = h.token_id
+    WHERE r.id = ${id} AND t.revoked_at IS NULL`;
+  return row ? { tokenHash: row.token_hash, hostId: row.host_id } : null;
+}
+
+/**
+ * Opens a replica's connection row, after checking that the replica serves every tool that the
+ * host's active sessions advertise, with identical contracts (`tool_mismatch` otherwise).
+ */
+export async function openReplicaConnection(
+  sql: Sql,
+  c: { id: string; replicaId: string; hostId: string; serverId: string },
+): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT 1 FROM hosts WHERE id = ${c.hostId} FOR UPDATE`;
+    const [replica] = await tx<{ tools: ToolPlacement[] }[]>`SELECT tools FROM host_replicas WHERE id = ${c.replicaId}`;
+    const lacking = servedDifferences(await advertisedIn(tx, c.hostId), replica?.tools ?? []);
+    if (lacking.length > 0) throw mismatch("This replica does not serve what the host's sessions advertise", lacking);
+    await tx`
+      INSERT INTO host_connections (id, host_id, server_id, replica_id)
+      VALUES (${c.id}, ${c.hostId}, ${c.serverId}, ${c.replicaId})`;
+  });
+}
+
+/**
+ * Claims pending calls of a named host for one of its replica connections: at most its fair share
+ * (the host's open and pending calls over its live replicas, rounded up, less what it already
+ * runs), oldest first. Every server holding a replica is told of new pending calls and claims for
+ * its own connections, so the calls spread over the replicas, least loaded first; the claim
+ * commits before any frame is sent (at most once), and the host lock keeps two claims from both
+ * counting the same free share.
+ */
+export function claimNamedCalls(hostId: string, connectionId: string): WriteOp<DispatchedCall[]> {
+  return {
+    exclusive: true,
+    keys: emptyKeys,
+    run: async (tx) => {
+      await tx`SELECT 1 FROM hosts WHERE id = ${hostId} FOR UPDATE`;
+      const rows = await tx<
+        { session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]
+      >`
+        WITH live AS (
+          SELECT hc.id FROM host_connections hc JOIN servers sv ON sv.id = hc.server_id
+          WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND hc.replica_id IS NOT NULL
+            AND sv.stopped_at IS NULL AND sv.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
+        ),
+        load AS (
+          SELECT count(*) FILTER (WHERE connection_id = ${connectionId}) AS mine, count(*) AS total
+          FROM calls WHERE connection_id IN (SELECT id FROM live) AND state IN ('running', 'returned')
+        ),
+        waiting AS (
+          SELECT count(*) AS n FROM calls WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
+        ),
+        quota AS (
+          SELECT CASE WHEN EXISTS (SELECT 1 FROM live WHERE id = ${connectionId})
+                 THEN GREATEST(0, ceil((load.total + waiting.n)::numeric / (SELECT count(*) FROM live)) - load.mine)
+                 ELSE 0 END::bigint AS n
+          FROM load, waiting
+        ),
+        pick AS (
+          SELECT session_id, seq FROM calls
+          WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
+          ORDER BY started_at, session_id, seq
+          LIMIT (SELECT n FROM quota)
+          FOR UPDATE SKIP LOCKED
+        ),
+        c AS (
+          UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          FROM pick WHERE calls.session_id = pick.session_id AND calls.seq = pick.seq
+          RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at
+        )
+        SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
+               (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
+        FROM c JOIN records r ON r.session_id = c.session_id AND r.seq = c.seq
+        ORDER BY c.session_id, c.seq`;
+      return rows.map((r) => ({
+        sessionId: r.session_id,
+        seq: r.seq,
+        tool: r.tool,
+        input: r.input,
+        deadline: r.deadline,
+      }));
+    },
+  };
+}
+
+/**
+ * A replica's socket closed: the connection stops counting as live and its open calls end
+ * `unknown` (cause connection_lost), under the host lock, so no claim can hand it a call after.
+ */
+export function closeReplicaConnection(hostId: string, connectionId: string): WriteOp<EndedCall[]> {
+  const lost = endCalls({ connectionId }, { status: "unknown", cause: "connection_lost" });
+  return {
+    exclusive: true,
+    keys: (ended) => lost.keys(ended),
+    run: async (tx) => {
+      await tx`SELECT 1 FROM hosts WHERE id = ${hostId} FOR UPDATE`;
+      await tx`UPDATE host_connections SET closed_at = now() WHERE id = ${connectionId} AND closed_at IS NULL`;
+      return lost.run(tx);
+    },
+  };
+}
+
+/** The named hosts a session places tools in, by environment name. */
+export async function sessionNamedHosts(sql: Sql, sessionId: string): Promise<Record<string, string>> {
+  const rows = await sql<{ env_name: string; host_id: string }[]>`
+    SELECT env_name, host_id FROM session_hosts WHERE session_id = ${sessionId}`;
+  return Object.fromEntries(rows.map((r) => [r.env_name, r.host_id]));
+}
