@@ -122,11 +122,13 @@ export const CHECKS: Check[] = [
   {
     name: "every acknowledged write is in the journal",
     promise: "an ack (emit's seq, a result's seq, a message's or turn's sequence) means that record committed",
+    // A host's ack names its call too: a seq that holds another call's record of the same kind is
+    // an acknowledged write that was lost (and its seq given to another write).
     sql: `
       SELECT a.source, a.session, a.seq, a.kind AS acked_kind, j.kind AS journal_kind
       FROM chaos.acks a LEFT JOIN brain.journal j ON j.session_id = a.session AND j.seq = a.seq
       WHERE j.kind IS DISTINCT FROM a.kind
-         OR (a.call IS NOT NULL AND a.kind = 'tool_result' AND (j.payload->>'call')::bigint IS DISTINCT FROM a.call)`,
+         OR (a.call IS NOT NULL AND (j.payload->>'call')::bigint IS DISTINCT FROM a.call)`,
   },
   {
     name: "every acknowledged finish ended its call ok",

@@ -139,7 +139,9 @@ describe("chaos invariants", () => {
       { source: "client", session, seq: 10, kind: "user_message", call: null },
       { source: "client", session, seq: 1, kind: "activation_ended", call: null },
       { source: "host", session, seq: 7, kind: "tool_result", call: 9 },
+      { source: "host", session, seq: 10, kind: "chaos_tick", call: 9 },
     ]) {
+      if (ack.kind === "chaos_tick") await append("chaos_tick", { call: 6, data: {} });
       expect(await failing({ ...records(), acks: [ack] })).toEqual(["every acknowledged write is in the journal"]);
     }
   });
