@@ -40,7 +40,9 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 export function hostTools(recordFile: string, targetUrl: string) {
-  const record = (r: HostRecord) => appendFileSync(recordFile, `${JSON.stringify(r)}\n`);
+  // Each line carries its time, to line it up with the server and Postgres logs when a check fails.
+  const record = (r: HostRecord) =>
+    appendFileSync(recordFile, `${JSON.stringify({ ...r, at: new Date().toISOString() })}\n`);
   const invoked = (name: string, n: number, ctx: Ctx) =>
     record({ t: "invoke", session: ctx.sessionId, call: ctx.sequence, tool: name, n, pid: process.pid });
   // A rejected emission (the database or the connection is down) is simply not acknowledged.
