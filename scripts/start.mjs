@@ -12,6 +12,8 @@ try {
     const { startWorker, parseWorkerConfig } = await import("@aexhq/brain-worker");
     worker = await startWorker(parseWorkerConfig({ ...process.env, DATABASE_URL: server.databaseUrl }));
     process.stdout.write("Worker: in-process (BRAIN_WORKER=0 to run none)\n");
+    if (worker.healthUrl)
+      process.stdout.write(`Worker health: ${worker.healthUrl}/healthz, ${worker.healthUrl}/readyz\n`);
   }
   exitOnSignals(async () => {
     await worker?.stop();

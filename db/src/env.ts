@@ -1,3 +1,4 @@
+import { issuesText } from "@aexhq/brain-contracts";
 import { z } from "zod";
 import { brainSchemaProblem } from "./schema-name.js";
 import { loadOrCreateDevSecretKey, parseSecretKey } from "./secrets.js";
@@ -33,7 +34,7 @@ export const SharedEnvSchema = z.object({
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
-    const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    const problems = issuesText(result.error);
     throw new Error(`invalid configuration: ${problems}`);
   }
   return result.data;

@@ -4,6 +4,7 @@ export {
   isConnectionError,
 } from "./availability.js";
 export {
+  BOSS_KEEP_SECONDS,
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,
@@ -18,11 +19,17 @@ export {
 export { type CallbackCall, callbackToken, verifyCallbackToken } from "./callback-token.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
-export { type EmbeddedPostgres, type EmbeddedPostgresOptions, startEmbeddedPostgres } from "./embedded.js";
+export {
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+  runningEmbeddedUrl,
+  startEmbeddedPostgres,
+} from "./embedded.js";
 export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
 export { isDataException } from "./errors.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
+export { appliedVersions, bossInstalled, migrationScript, pendingMigrations } from "./migrate-script.js";
 export {
   type AppTokenRow,
   activeAppTokenId,
@@ -42,19 +49,24 @@ export {
 } from "./ops/append.js";
 export {
   type CallAction,
+  type CallKey,
   type CallRef,
+  type ConnectionCallRef,
   emittedBytes,
   endsCall,
+  type HostCallRef,
   type TransitionResult,
   transitionCall,
 } from "./ops/call-transition.js";
+export { componentBytes, componentExists, missingComponents, storeComponent } from "./ops/components.js";
+export { closeServerConnections, declareDeadServers } from "./ops/dead-servers.js";
 export {
   type ClaimedWorkerCall,
   claimPendingCalls,
   claimWorkerCall,
   type DispatchedCall,
 } from "./ops/dispatch.js";
-export { type EndCallsFilter, type EndedCall, endCalls } from "./ops/end-calls.js";
+export { type EndCallsFilter, type EndedCall, endCalls, endOverdueCalls, timeOutCall } from "./ops/end-calls.js";
 export {
   ENVIRONMENT_OPERATION_KIND,
   type EnvironmentOperationResult,
@@ -88,10 +100,40 @@ export {
   replicaAuth,
   sessionNamedHosts,
 } from "./ops/named-hosts.js";
+export {
+  type CallRow,
+  databaseFacts,
+  listCalls,
+  listenNotifyDelivered,
+  liveProcesses,
+  type ProcessRow,
+} from "./ops/operator.js";
 export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
-export { callState, endedAmong, type RecordRow, readRecords, type TurnState, turnState } from "./ops/records.js";
+export {
+  callExists,
+  callState,
+  endedAmong,
+  type RecordRow,
+  readRecords,
+  type TurnState,
+  turnState,
+} from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
+export {
+  IDEMPOTENCY_KEEP_SECONDS,
+  PRUNE_BATCH,
+  PRUNE_RECORDS_BATCH,
+  type PruneCounts,
+  type PruneOptions,
+  prune,
+} from "./ops/retention.js";
+export {
+  appliedSchemaVersion,
+  expectedSchemaVersion,
+  type SchemaVersions,
+  schemaVersions,
+} from "./ops/schema-version.js";
 export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
@@ -117,6 +159,7 @@ export {
   type ToolCallRef,
 } from "./ops/tool-model-calls.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
+export { readWorkspaceFiles } from "./ops/workspace.js";
 export { isUnavailable, PendingRepairs } from "./repairs.js";
 export {
   assertSchemaName,

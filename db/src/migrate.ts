@@ -41,6 +41,10 @@ function lockKey(schema: string): string {
 export async function migrate(sql: Sql, schema: string, dir = MIGRATIONS_DIR): Promise<number[]> {
   const migrations = loadMigrations(dir);
   const s = quoteIdent(schema);
+  // Up to date: nothing to lock or create. A role that may not run DDL (the schema was installed
+  // from `brain migrate --print-sql`) can then start, since even CREATE SCHEMA IF NOT EXISTS
+  // needs the CREATE privilege.
+  if (await upToDate(sql, schema, migrations)) return [];
   const applied: number[] = [];
   for (const m of migrations) {
     const ran = await sql.begin(async (tx) => {
@@ -72,4 +76,15 @@ export async function migrate(sql: Sql, schema: string, dir = MIGRATIONS_DIR): P
     if (ran) applied.push(m.version);
   }
   return applied;
+}
+
+/** Every migration recorded, with this release's checksum (a mismatch is left to the locked path). */
+async function upToDate(sql: Sql, schema: string, migrations: Migration[]): Promise<boolean> {
+  const [t] = await sql<{ t: string | null }[]>`SELECT to_regclass(${`${quoteIdent(schema)}.migrations`})::text AS t`;
+  if (!t?.t) return false;
+  const rows = await sql.unsafe<{ version: number; checksum: string }[]>(
+    `SELECT version, checksum FROM ${quoteIdent(schema)}.migrations`,
+  );
+  const recorded = new Map(rows.map((r) => [Number(r.version), r.checksum]));
+  return migrations.every((m) => recorded.get(m.version) === m.checksum);
 }

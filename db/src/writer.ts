@@ -39,6 +39,12 @@ export interface WriterOptions {
   availability?: DatabaseAvailability;
   /** How long a batch whose COMMIT may or may not have happened waits for the database to say. */
   inDoubtMs?: number;
+  /**
+   * How long one transaction may go unanswered before its connection is cut (default 60 s). Brain's
+   * writes are short; a connection that stops answering (a half-open socket, a driver that lost a
+   * query) must not stall every later write of the process behind it.
+   */
+  stallMs?: number;
 }
 
 const DEADLOCK = "40P01";
@@ -80,7 +86,7 @@ export class JournalWriter {
   private flushing = false;
   private readonly maxBatch: number;
   /** Statistics for benchmarks and diagnostics. */
-  readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0 };
+  readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0, stalls: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -168,11 +174,26 @@ export class JournalWriter {
 
   private async attempt(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     const lane = this.currentLane();
+    // Cutting the connection rejects whatever it still owes: before COMMIT that means not
+    // committed, after it the transaction's status decides, as for any lost connection.
+    const watchdog = setTimeout(() => {
+      this.stats.stalls++;
+      this.abandon(lane, null);
+      void lane.pool.end({ timeout: 0 }).catch(() => {});
+    }, this.options.stallMs ?? 60_000);
+    try {
+      return await this.transact(lane, ops, keys);
+    } finally {
+      clearTimeout(watchdog);
+    }
+  }
+
+  private async transact(lane: Lane, ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     let c: TransactionSql;
     try {
       c = (await lane.conn) as unknown as TransactionSql;
     } catch (error) {
-      throw new NotCommitted(error);
+      throw new NotCommitted(this.abandon(lane, error));
     }
     if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
     const begin = c`BEGIN`.execute();
@@ -180,7 +201,7 @@ export class JournalWriter {
     const first = await Promise.allSettled([begin, xid, ...ops.map((op) => op.run(c))]);
     const failed = first.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) {
-      if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(failed.reason);
+      if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(this.abandon(lane, failed.reason));
       await c`ROLLBACK`.execute().catch(() => {});
       throw failed.reason;
     }
@@ -197,6 +218,7 @@ export class JournalWriter {
         throw lost.reason;
       }
       // COMMIT was sent (or was about to be): only the database can say what happened.
+      this.abandon(lane, lost.reason);
       this.stats.inDoubt++;
       const txid = (first[1] as PromiseFulfilledResult<{ xid: string }[]>).value[0]!.xid;
       const fate = await resolveInDoubt(this.sql, txid, this.options.inDoubtMs ?? 15_000);
@@ -207,6 +229,16 @@ export class JournalWriter {
     const committed = (second[second.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
     if (committed?.command !== "COMMIT") throw new Error(`journal batch was not committed (${committed?.command})`);
     return results;
+  }
+
+  /**
+   * A connection that failed is never used again, even before its close event: a socket error
+   * comes first, and a query written to the connection in between would never be answered (the
+   * driver rejects nothing that reaches a closing connection after an error). Returns `cause`.
+   */
+  private abandon(lane: Lane, cause: unknown): unknown {
+    lane.dead = true;
+    return cause;
   }
 
   /** The live lane, or a new one in place of a lane whose connection closed. */

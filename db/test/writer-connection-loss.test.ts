@@ -12,8 +12,8 @@ import { until } from "../../testkit/wait.js";
 let db: TestDatabase;
 const writers: JournalWriter[] = [];
 
-function writer(): JournalWriter {
-  const w = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
+function writer(stallMs?: number): JournalWriter {
+  const w = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID(), stallMs });
   writers.push(w);
   return w;
 }
@@ -88,5 +88,22 @@ describe("the writer's connection dies", () => {
     expect(await count("beside")).toBe(2);
     const [kills] = await db.sql<{ n: number }[]>`SELECT last_value::int AS n FROM writer_probe_kills`;
     expect(kills!.n).toBeGreaterThanOrEqual(1);
+  });
+
+  it("stops answering: the stalled transaction's connection is cut, nothing of it is kept, later writes go on", async () => {
+    const w = writer(500);
+    const stuck: WriteOp<number> = {
+      keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
+      run: (tx) =>
+        tx<{ id: number }[]>`INSERT INTO writer_probe (tag) SELECT 'stalled' FROM pg_sleep(30) RETURNING id`.then(
+          (r) => r[0]!.id,
+        ),
+    };
+    // Cut once, retried once on a new connection, cut again: the database is reported away.
+    await expect(w.submit(stuck)).rejects.toMatchObject({ code: "database_unavailable" });
+    expect(w.stats.stalls).toBe(2);
+    await expect(w.submit(probe("after-stall"))).resolves.toBeGreaterThan(0);
+    expect(await count("stalled")).toBe(0);
+    expect(await count("after-stall")).toBe(1);
   });
 });

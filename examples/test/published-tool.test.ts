@@ -1,8 +1,8 @@
 // A package of tools taken through publishing as its author does (`npx brain-tools pack`: build the
 // component from JavaScript, check, npm pack), installed from the tarball into an empty application
 // as a user does, and used there in a session against a real Brain server and worker process.
-// The SDK is not on the registry yet, so it is installed from `npm pack` tarballs of sdk/ and of
-// the contracts package it depends on.
+// The SDK is not on the registry yet, so it is installed from the `npm pack` tarball of sdk/
+// (testkit/pack.ts).
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { beforeAll, expect, it } from "vitest";
 import { spawnBrainWithWorker } from "../../testkit/brain-with-worker.js";
 import { runOk } from "../../testkit/commands.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
+import { packSdk } from "../../testkit/pack.js";
 import { REPO_ROOT } from "../../testkit/server-process.js";
 import { printedJournal, runExample } from "./support.js";
 
@@ -21,7 +22,7 @@ let packOutput = "";
 
 beforeAll(async () => {
   packOutput = await runOk("npx", ["--no", "brain-tools", "pack", "--pack-destination", tarballs], example);
-  await runOk("npm", ["pack", "--pack-destination", tarballs, "-w", "contracts", "-w", "sdk"], REPO_ROOT);
+  await packSdk(tarballs);
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   const files = readdirSync(tarballs).map((f) => join(tarballs, f));

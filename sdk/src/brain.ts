@@ -1,5 +1,5 @@
-import { BrainError } from "@aexhq/brain-contracts";
 import { z } from "zod";
+import { BrainError } from "./contracts.js";
 import { HostConnection } from "./host-connection.js";
 import { type BrainCredentials, OwnHost } from "./host-identity.js";
 import { Hosts } from "./hosts.js";

@@ -1,3 +1,4 @@
+import type { EnvironmentControl } from "./context.js";
 import {
   BrainError,
   type EnvironmentOperation,
@@ -6,8 +7,7 @@ import {
   type ModelRequest,
   type ModelResult,
   ModelResultSchema,
-} from "@aexhq/brain-contracts";
-import type { EnvironmentControl } from "./context.js";
+} from "./contracts.js";
 import type { RequestFrame } from "./frame-encoding.js";
 import type { Ack } from "./pending-acks.js";
 

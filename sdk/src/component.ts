@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { BrainError, ComponentUploadResultSchema } from "@aexhq/brain-contracts";
+import { BrainError, ComponentUploadResultSchema } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { EnvironmentView, ModelRequest, ModelResult, Outcome } from "@aexhq/brain-contracts";
+import type { EnvironmentView, ModelRequest, ModelResult, Outcome } from "./contracts.js";
 import type { HttpEnvironmentOptions } from "./environment.js";
 
 /** Model-facing text that accompanies a result; it never replaces the structured output. */

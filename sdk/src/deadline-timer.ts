@@ -1,4 +1,4 @@
-import { armAt } from "@aexhq/brain-contracts";
+import { armAt } from "./contracts.js";
 
 /**
  * Calls `onExpire` once, at `deadline` (epoch ms), re-armed in steps past Node's timer limit.

@@ -1,4 +1,4 @@
-import { type CancelFrame, errorOutcome, type InvokeFrame } from "@aexhq/brain-contracts";
+import { type CancelFrame, errorOutcome, type InvokeFrame } from "./contracts.js";
 import { Execution, type FrameChannel, type InterruptStatus } from "./execution.js";
 import { type PlacedTool, runtimeOf } from "./tool.js";
 

@@ -6,7 +6,7 @@ import {
   type EnvironmentSpec,
   EnvironmentSpecSchema,
   HostEnvironmentRefSchema,
-} from "@aexhq/brain-contracts";
+} from "./contracts.js";
 
 /** A named application-host binding: the tool runs in the process of the Brain client serving it. */
 export type HostEnvironment = Extract<EnvironmentRef, { type: "host" }>;

@@ -1,3 +1,5 @@
+import { environmentControl, requestModel } from "./call-requests.js";
+import type { ResultOptions, ToolContext } from "./context.js";
 import {
   BrainError,
   EVENT_KIND_PATTERN,
@@ -6,9 +8,7 @@ import {
   isReservedKind,
   type ModelRequest,
   type Outcome,
-} from "@aexhq/brain-contracts";
-import { environmentControl, requestModel } from "./call-requests.js";
-import type { ResultOptions, ToolContext } from "./context.js";
+} from "./contracts.js";
 import { armDeadline } from "./deadline-timer.js";
 import type { CallFrame, RequestFrame } from "./frame-encoding.js";
 import { normalizeResult } from "./normalize-result.js";

@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import {
   type AttachFrameSchema,
   BrainError,
@@ -9,8 +10,7 @@ import {
   type ModelFrameSchema,
   type ResultFrameSchema,
   type ReturnFrameSchema,
-} from "@aexhq/brain-contracts";
-import type { z } from "zod";
+} from "./contracts.js";
 
 type WithoutId<T> = T extends unknown ? Omit<T, "id"> : never;
 

@@ -1,3 +1,5 @@
+import WebSocket from "ws";
+import { Backoff } from "./backoff.js";
 import {
   BrainError,
   ErrorBodySchema,
@@ -5,9 +7,7 @@ import {
   MAX_FRAME_BYTES,
   type ServerFrame,
   ServerFrameSchema,
-} from "@aexhq/brain-contracts";
-import WebSocket from "ws";
-import { Backoff } from "./backoff.js";
+} from "./contracts.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { FrameChannel } from "./execution.js";
 import { type CallFrame, encodeFrameParts, type RequestFrame } from "./frame-encoding.js";

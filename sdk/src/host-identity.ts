@@ -1,4 +1,4 @@
-import { RegisteredHostSchema } from "@aexhq/brain-contracts";
+import { RegisteredHostSchema } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 
 /** The identity of a registered host: save it to reattach sessions after a restart. */

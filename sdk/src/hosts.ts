@@ -1,4 +1,4 @@
-import { BrainError, RegisteredReplicaSchema, type ToolPlacement } from "@aexhq/brain-contracts";
+import { BrainError, RegisteredReplicaSchema, type ToolPlacement } from "./contracts.js";
 import { APPLICATION_ENV, hostEnv } from "./environment.js";
 import { HostConnection, type HostEndpoint, type HostIdentity } from "./host-connection.js";
 import type { HttpClient } from "./http-client.js";

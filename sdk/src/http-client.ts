@@ -1,5 +1,5 @@
-import { BrainError, ErrorBodySchema, isErrorCode } from "@aexhq/brain-contracts";
 import type { z } from "zod";
+import { BrainError, ErrorBodySchema, isErrorCode } from "./contracts.js";
 
 export interface RequestSpec<T> {
   body?: unknown;

@@ -1,6 +1,9 @@
 // Every export of this file is public API of @aexhq/brain: each name is listed explicitly, and
 // anything not exported here is internal and may change without notice.
 
+export { Brain, type BrainOptions } from "./brain.js";
+export { Component, component } from "./component.js";
+export type { EnvironmentControl, ResultOptions, ToolContext } from "./context.js";
 export type {
   AppToken,
   CreatedToken,
@@ -21,11 +24,8 @@ export type {
   ScriptStep,
   ToolError,
   ToolPlacement,
-} from "@aexhq/brain-contracts";
-export { BrainError, ERROR_CODES } from "@aexhq/brain-contracts";
-export { Brain, type BrainOptions } from "./brain.js";
-export { Component, component } from "./component.js";
-export type { EnvironmentControl, ResultOptions, ToolContext } from "./context.js";
+} from "./contracts.js";
+export { BrainError, ERROR_CODES } from "./contracts.js";
 export {
   type BrainEnvironment,
   brainEnv,

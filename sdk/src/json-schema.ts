@@ -1,5 +1,5 @@
-import { BrainError, findNonJson, type ToolPlacement } from "@aexhq/brain-contracts";
 import { z } from "zod";
+import { BrainError, findNonJson, type ToolPlacement } from "./contracts.js";
 
 /** A JSON Schema document as a tool placement carries it. */
 export type JsonSchema = ToolPlacement["inputSchema"];

@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import {
   errorOutcome,
   findNonJson,
@@ -5,8 +6,7 @@ import {
   OutcomeSchema,
   type OutcomeStatus,
   RESERVED_STATUSES,
-} from "@aexhq/brain-contracts";
-import type { z } from "zod";
+} from "./contracts.js";
 import { issuesForWire, thrownMessage } from "./zod-issues.js";
 
 const reserved = new Set<string>(RESERVED_STATUSES);

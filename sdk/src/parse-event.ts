@@ -1,4 +1,4 @@
-import { BrainError, type JournalEvent, JournalEventSchema } from "@aexhq/brain-contracts";
+import { BrainError, type JournalEvent, JournalEventSchema } from "./contracts.js";
 
 /** One line of the NDJSON event stream as a JournalEvent, or the error saying why it is not one. */
 export function readEvent(line: string): JournalEvent | BrainError {

@@ -1,4 +1,4 @@
-import { BrainError, isErrorCode } from "@aexhq/brain-contracts";
+import { BrainError, isErrorCode } from "./contracts.js";
 
 /** An `ack`: the committed record's sequence and, for request frames, the answer. */
 export interface Ack {

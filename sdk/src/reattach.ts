@@ -1,2 +1,2 @@
 // The comparison lives in contracts: the server applies the same rules to named-host replicas.
-export { placementDifferences } from "@aexhq/brain-contracts";
+export { placementDifferences } from "./contracts.js";

@@ -7,7 +7,7 @@ import {
   PostMessageResultSchema,
   type Session as SessionInfo,
   SessionSchema,
-} from "@aexhq/brain-contracts";
+} from "./contracts.js";
 import type { HostConnection } from "./host-connection.js";
 import type { HttpClient } from "./http-client.js";
 import { ndjsonLines } from "./ndjson.js";

@@ -9,7 +9,7 @@ import {
   SessionListSchema,
   SessionSchema,
   SessionToolsSchema,
-} from "@aexhq/brain-contracts";
+} from "./contracts.js";
 import { APPLICATION_ENV, environmentSpecOf } from "./environment.js";
 import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";

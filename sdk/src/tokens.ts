@@ -4,7 +4,7 @@ import {
   AppTokenSchema,
   type CreatedToken,
   CreatedTokenSchema,
-} from "@aexhq/brain-contracts";
+} from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 
 /**

@@ -1,5 +1,5 @@
-import { BrainError } from "@aexhq/brain-contracts";
 import { z } from "zod";
+import { BrainError } from "./contracts.js";
 import {
   APPLICATION_ENV,
   type BrainEnvironment,

@@ -1,3 +1,6 @@
+import { z } from "zod";
+import type { Component } from "./component.js";
+import type { ToolContext } from "./context.js";
 import {
   BrainError,
   findNonJson,
@@ -5,10 +8,7 @@ import {
   TOOL_NAME_PATTERN,
   type ToolPlacement,
   ToolPlacementSchema,
-} from "@aexhq/brain-contracts";
-import { z } from "zod";
-import type { Component } from "./component.js";
-import type { ToolContext } from "./context.js";
+} from "./contracts.js";
 import type { BrainEnvironment, HostEnvironment, HttpEnvironment } from "./environment.js";
 import { exportJsonSchema, type JsonSchema } from "./json-schema.js";
 import { type AnyEnvironment, deepFreeze, parseOptions, placementEnv, splitEnv } from "./tool-options.js";

@@ -1,5 +1,5 @@
-import { BrainError, type ErrorCode, isErrorCode, type JournalEvent } from "@aexhq/brain-contracts";
 import { Backoff } from "./backoff.js";
+import { BrainError, type ErrorCode, isErrorCode, type JournalEvent } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 import { ndjsonLines } from "./ndjson.js";
 import { readEvent } from "./parse-event.js";

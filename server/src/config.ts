@@ -26,6 +26,8 @@ export const ConfigSchema = SharedEnvSchema.extend({
   BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
   /** Where tools served over HTTP send their callbacks; default: the address the server listens on. */
   BRAIN_PUBLIC_URL: z.string().url().optional(),
+  /** Ended sessions (and stopped servers, closed connections, unused components) older than this many days are deleted; 0 keeps everything. */
+  BRAIN_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Grants Environments may ask for, comma-separated (`workspace:read`, `workspace:write`). */
   BRAIN_ALLOWED_GRANTS: z
     .string()
@@ -52,6 +54,8 @@ export interface Config {
   allowedGrants: ReadonlySet<string>;
   maxModelCalls: number;
   publicUrl: string | undefined;
+  /** BRAIN_RETENTION_DAYS; 0 = keep forever. */
+  retentionDays: number;
   /** AES-256-GCM key for secrets at rest (BRAIN_SECRET_KEY, or the generated dev key). */
   secretKey: Buffer;
 }
@@ -74,6 +78,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     allowedGrants: new Set(c.BRAIN_ALLOWED_GRANTS.split(",").filter(Boolean)),
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
     publicUrl: c.BRAIN_PUBLIC_URL,
+    retentionDays: c.BRAIN_RETENTION_DAYS,
     secretKey: resolveSecretKey(c),
   };
 }

@@ -16,7 +16,11 @@ export interface PreparedDatabase {
 export async function prepareDatabase(config: Config, log: (line: string) => void): Promise<PreparedDatabase> {
   const embedded = config.databaseUrl
     ? null
-    : await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), log: (line) => log(`postgres: ${line}`) });
+    : await startEmbeddedPostgres({
+        dataDir: join(config.dataDir, "pg"),
+        passwordFile: join(config.dataDir, "pg-password"),
+        log: (line) => log(`postgres: ${line}`),
+      });
   const url = config.databaseUrl ?? embedded!.url;
   const sql = connect(url, { schema: config.schema, max: 20, applicationName: "brain-server" });
   try {

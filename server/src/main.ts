@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // Entry point of a server alone (no in-process worker): the only place it reads the environment.
 import { parseConfig } from "./config.js";
 import { exitOnSignals, runServer } from "./run.js";

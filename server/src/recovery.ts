@@ -1,23 +1,25 @@
-import { endCalls, endOrphanedToolModelCalls, orphanedSessions } from "@aexhq/brain-db";
-import type { Runtime } from "./runtime.js";
+import {
+  closeServerConnections,
+  declareDeadServers,
+  endCalls,
+  endOrphanedToolModelCalls,
+  orphanedSessions,
+} from "@aexhq/brain-db";
+import type { Services } from "./services.js";
+
+export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors">;
 
 /**
  * Crash recovery, run every heartbeat by every server. A server whose heartbeat went stale is
  * declared dead: every call dispatched on its host connections ends `unknown` (nobody can know
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
-export async function sweep(rt: Runtime, mayDeclareDead: boolean): Promise<void> {
-  const dead = !mayDeclareDead
-    ? []
-    : await rt.sql<{ id: string; kind: string }[]>`
-    UPDATE servers SET stopped_at = now()
-    WHERE stopped_at IS NULL AND id <> ${rt.serverId}
-      AND heartbeat_at < now() - make_interval(secs => 3)
-    RETURNING id, kind`;
+export async function sweep(rt: RecoveryDeps, mayDeclareDead: boolean): Promise<void> {
+  const dead = mayDeclareDead ? await declareDeadServers(rt.sql, rt.serverId) : [];
   for (const { id, kind } of dead) {
     const cause = kind === "worker" ? "worker_lost" : "server_lost";
     await rt.writer.submit(endCalls({ serverId: id }, { status: "unknown", cause }));
-    await rt.sql`UPDATE host_connections SET closed_at = now() WHERE server_id = ${id} AND closed_at IS NULL`;
+    await closeServerConnections(rt.sql, id);
     rt.log.warn({ serverId: id }, "declared a server dead; its dispatched calls ended unknown");
   }
   // Tools' model requests whose process is gone: interrupted, so `unknown`, never replayed.

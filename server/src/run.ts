@@ -26,6 +26,9 @@ export async function runServer(config: Config): Promise<RunningServer> {
     `Brain listening on ${url}`,
     `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}`,
   ];
+  // The embedded database's URL carries its generated password (kept in BRAIN_DATA_DIR/pg-password).
+  if (db.embedded)
+    banner.push(`Database: psql "${db.url}" -c "SELECT session_id, seq, kind FROM ${config.schema}.journal LIMIT 10"`);
   if (dev) {
     // The operator asked for a generated token by not setting one; showing it is the point.
     banner.push(`Operator token (saved in ${dev.path}): ${dev.token}`);

@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CommitListener,
   channelFor,
   DatabaseAvailability,
   endCalls,
+  endOverdueCalls,
   heartbeat,
   JournalWriter,
   listenForCommits,
@@ -17,46 +19,32 @@ import {
   Touch,
 } from "@aexhq/brain-db";
 import type { FastifyBaseLogger } from "fastify";
-import type { PgBoss } from "pg-boss";
 import { CommitBus } from "./bus.js";
 import type { Config } from "./config.js";
+import type { HostConnection } from "./hosts/connection.js";
 import { Dispatcher } from "./hosts/dispatch.js";
 import { HostRegistry } from "./hosts/registry.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
-import { ToolModelCalls } from "./models/tool-model-calls.js";
 import { sweep } from "./recovery.js";
+import { startRetention } from "./retention.js";
+import type { Services } from "./services.js";
 
-/** Everything a Brain server process runs besides HTTP: shared by routes, hosts and the loop. */
-export interface Runtime {
-  readonly serverId: string;
-  readonly config: Config;
-  readonly sql: Sql;
-  readonly writer: JournalWriter;
-  readonly bus: CommitBus;
-  readonly hosts: HostRegistry;
+/**
+ * Everything a Brain server process runs besides HTTP, as routes and app.ts see it: the services
+ * (services.ts) with their concrete classes, built and wired here and nowhere else. Other modules
+ * take `Pick<Services, …>` of what they use.
+ */
+export interface Runtime extends Services {
+  readonly hosts: HostRegistry<HostConnection>;
   readonly dispatch: Dispatcher;
   readonly actors: ActorRegistry;
-  readonly deadlineJobs: DeadlineJobs;
-  readonly boss: PgBoss;
-  readonly log: FastifyBaseLogger;
-  /** Seals and opens session secrets (provider keys, Environment headers) under BRAIN_SECRET_KEY. */
-  readonly secrets: SecretBox;
-  /** Model calls of the tools whose host connections are on this server (ctx.model). */
   readonly toolModels: ToolModelCalls;
-  /** Ended activations, announced in-process by the actors that wrote them. */
-  readonly turns: TurnNotices;
   /** Open event streams, ended when the server shuts down. */
   readonly streams: Set<() => void>;
-  /** Aborted when the server starts shutting down: requests waiting on a turn give up. */
-  readonly closing: AbortSignal;
-  /** Whether the database answers; requests fail fast with `database_unavailable` while it does not. */
-  readonly availability: DatabaseAvailability;
   /** Ready to serve when both hold: the database answers, and the LISTEN connection is in place. */
   readiness(): { database: boolean; listening: boolean };
-  /** Writes that failed while the database was away and must still happen (retried each heartbeat). */
-  readonly repairs: PendingRepairs;
 }
 
 export interface RunningRuntime extends Runtime {
@@ -85,7 +73,7 @@ export async function startRuntime(
       // Whatever failed to commit meanwhile is found again from the tables.
       bus.rescan();
       void writer
-        .submit(endCalls({ deadlineBefore: new Date() }, { status: "timeout", cause: "deadline" }))
+        .submit(endOverdueCalls())
         .catch((err) => log.warn({ err }, "ending overdue calls after the outage failed"));
     },
   });
@@ -105,13 +93,33 @@ export async function startRuntime(
     availability.observe(err);
     log.warn({ err }, "deadline backstop failed");
   });
-  const partial = {
+  const hosts = new HostRegistry<HostConnection>();
+  const turns = new TurnNotices();
+  const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
+  // The dispatcher needs none of the actors, the actors need the dispatcher: built in that order.
+  const dispatch = new Dispatcher({ config, hosts, writer });
+  const actors = new ActorRegistry({
+    availability,
+    boss,
+    config,
+    deadlineJobs,
+    dispatch,
+    log,
+    sql,
+    turns,
+    writer,
+    serverId,
+    secrets,
+  });
+  const rt: Runtime = {
     serverId,
     config,
     sql,
     writer,
     bus,
-    hosts: new HostRegistry(),
+    hosts,
+    dispatch,
+    actors,
     deadlineJobs,
     boss,
     log,
@@ -125,16 +133,11 @@ export async function startRuntime(
     }),
     streams: new Set<() => void>(),
     closing: closing.signal,
-    turns: new TurnNotices(),
+    turns,
     availability,
-    repairs: new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed")),
+    repairs,
     readiness: () => ({ database: availability.available, listening: listener?.listening === true }),
-  } as const;
-  const rt: Runtime = Object.assign(partial, {
-    dispatch: undefined as unknown as Dispatcher,
-    actors: undefined as unknown as ActorRegistry,
-  });
-  Object.assign(rt, { dispatch: new Dispatcher(rt), actors: new ActorRegistry(rt) });
+  };
 
   await registerServer(sql, serverId);
   bus.onAnySession((id, bits) => {
@@ -194,6 +197,7 @@ export async function startRuntime(
   };
   const timer = setInterval(() => void tick(), HEARTBEAT_MS);
   await tick();
+  const stopRetention = startRetention(rt);
 
   return Object.assign(rt, {
     beginShutdown() {
@@ -204,6 +208,7 @@ export async function startRuntime(
     },
     async stop() {
       clearInterval(timer);
+      stopRetention();
       rt.actors.stopAll();
       // Requests in flight are interrupted: journaled `unknown`, never replayed.
       await rt.toolModels.stopAll();

@@ -2,7 +2,7 @@
 // timeouts, aborts, and keeping the API key out of every message.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ModelCallError } from "@aexhq/brain-server/models";
+import { ModelCallError } from "@aexhq/brain-core/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeProvider, FakeReply } from "../../testkit/fake-providers.js";
 import { within } from "../../testkit/wait.js";

@@ -7,7 +7,7 @@ import {
   ModelCallError,
   type ModelProvider,
   type ProviderRequest,
-} from "@aexhq/brain-server/models";
+} from "@aexhq/brain-core/models";
 import {
   type FakeProvider,
   type RecordedRequest,

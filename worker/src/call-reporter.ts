@@ -20,29 +20,23 @@ import {
   toStorable,
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
+import { endUnknownWhenBack, endWithInvalidOutput, journalBudgetRefusal } from "@aexhq/brain-core/calls";
+import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CallAction,
-  endCalls,
+  type ConnectionCallRef,
   endsCall,
   isConnectionError,
   isDataException,
   isUnavailable,
   type JournalWriter,
   type PendingRepairs,
-  refuseEmission,
   transitionCall,
 } from "@aexhq/brain-db";
-import type { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { Logger } from "./log.js";
 import { type Checked, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
 import { checkedOutcome } from "./output-schema.js";
 import type { HostReply } from "./sandbox/protocol.js";
-
-export interface CallRef {
-  sessionId: string;
-  seq: number;
-  connectionId: string;
-}
 
 export class CallReporter {
   private returnedPhase = false;
@@ -57,7 +51,7 @@ export class CallReporter {
 
   constructor(
     private readonly writer: JournalWriter,
-    private readonly call: CallRef,
+    private readonly call: ConnectionCallRef,
     private readonly maxEmittedBytes: number,
     private readonly log: Logger,
     /** Model calls on the call's behalf (the WIT `model` import). */
@@ -174,9 +168,8 @@ export class CallReporter {
   private async unstorable(action: CallAction, reason: string): Promise<HostReply> {
     const message = `The ${action.type === "emit" ? "event data" : "tool's output"} cannot be stored (${reason}).`;
     if (action.type !== "emit") {
-      const outcome = errorOutcome("invalid_output", message);
       try {
-        const result = await this.writer.submit(transitionCall(this.call, { type: action.type, outcome }));
+        const result = await endWithInvalidOutput(this.writer, this.call, action.type, message);
         if (result.seq === null || result.ended) this.markEnded();
       } catch (error) {
         this.log.error({ err: error, ...this.call }, "a component's invalid_output could not be recorded");
@@ -202,14 +195,8 @@ export class CallReporter {
    * whatever the budget says, as the server does for a host (refuseOverBudget).
    */
   private async refuseOverBudget(action: CallAction, bytes: number): Promise<HostReply> {
-    const kind = action.type === "emit" ? action.kind : "tool_result";
-    await this.writer.submit(refuseEmission(this.call.sessionId, this.call.seq, kind, bytes));
-    const message = `The ${kind} emission of ${bytes} bytes would exceed the activation's BRAIN_MAX_EMITTED_BYTES budget.`;
-    if (action.type !== "emit") {
-      const outcome = errorOutcome("budget_exceeded", message, { bytes });
-      const ended = await this.writer.submit(transitionCall(this.call, { type: action.type, outcome }));
-      if (ended.seq === null || ended.ended) this.markEnded();
-    }
+    const { message, ended } = await journalBudgetRefusal(this.writer, this.call, action, bytes);
+    if (ended && (ended.seq === null || ended.ended)) this.markEnded();
     return fail("budget_exceeded", message);
   }
 
@@ -245,11 +232,7 @@ export class CallReporter {
         // The database is away. A report that would have ended the call is not sent again, so
         // the call ends `unknown` once the database answers instead of staying open for good.
         if (this.repairs && endsCall(action)) {
-          const end = endCalls(
-            { sessionId: this.call.sessionId, seqs: [this.call.seq] },
-            { status: "unknown", cause: "journal_unavailable" },
-          );
-          this.repairs.add(`call:${this.call.sessionId}:${this.call.seq}`, () => this.writer.submit(end));
+          endUnknownWhenBack(this.writer, this.repairs, this.call);
           this.markEnded();
         }
         return fail("database_unavailable");

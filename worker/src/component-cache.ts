@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { Sql } from "@aexhq/brain-db";
+import { componentBytes, type Sql } from "@aexhq/brain-db";
 import type { TranspileRequest, TranspileResult } from "./transpile-thread.js";
 
 export interface LoadedComponent {
@@ -89,15 +89,15 @@ export class ComponentCache {
 
   /** Writes to a private directory, then renames it into place: a reader never sees half of it. */
   private async transpileToDisk(sha256: string, dir: string): Promise<void> {
-    const [row] = await this.sql<{ bytes: Buffer }[]>`SELECT bytes FROM components WHERE sha256 = ${sha256}`;
-    if (!row) throw new ComponentLoadError(`component ${sha256} has not been uploaded`);
-    if (createHash("sha256").update(row.bytes).digest("hex") !== sha256) {
+    const bytes = await componentBytes(this.sql, sha256);
+    if (!bytes) throw new ComponentLoadError(`component ${sha256} has not been uploaded`);
+    if (createHash("sha256").update(bytes).digest("hex") !== sha256) {
       throw new ComponentLoadError(`component ${sha256}: the stored bytes do not match their digest`);
     }
     const staging = join(this.dir, `.staging-${randomUUID()}`);
     await mkdir(staging, { recursive: true });
     try {
-      const result = await transpileInThread({ bytes: new Uint8Array(row.bytes), outDir: staging });
+      const result = await transpileInThread({ bytes: new Uint8Array(bytes), outDir: staging });
       await writeFile(join(staging, "meta.json"), JSON.stringify(result));
       await rename(staging, dir).catch(async (error: NodeJS.ErrnoException) => {
         // Another worker sharing the cache got there first: its copy is as good as ours.

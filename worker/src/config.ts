@@ -11,6 +11,9 @@ export const WorkerConfigSchema = SharedEnvSchema.extend({
   BRAIN_WORKER_CACHE_DIR: z.string().min(1).default(".brain/component-cache"),
   /** Must match the servers': model calls of components share the activation's budget. */
   BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** Off unless set: a small HTTP server with /healthz and /readyz (0 picks a free port). */
+  BRAIN_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  BRAIN_WORKER_HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
 });
 
 export interface WorkerConfig {
@@ -26,6 +29,8 @@ export interface WorkerConfig {
   maxModelCalls: number;
   /** Opens the session secrets that model calls and HTTP Environments need (same key as the servers). */
   secretKey: Buffer;
+  /** Where the worker's /healthz and /readyz listen; no probes when undefined. */
+  health?: { host: string; port: number };
 }
 
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
@@ -39,5 +44,8 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     logLevel: c.BRAIN_LOG_LEVEL,
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
     secretKey: resolveSecretKey(c),
+    ...(c.BRAIN_WORKER_HEALTH_PORT === undefined
+      ? {}
+      : { health: { host: c.BRAIN_WORKER_HEALTH_HOST, port: c.BRAIN_WORKER_HEALTH_PORT } }),
   };
 }

@@ -6,46 +6,12 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import {
-  claimWorkerCall,
-  endCalls,
-  type JournalWriter,
-  type PendingRepairs,
-  type SecretBox,
-  type Sql,
-} from "@aexhq/brain-db";
-import type { ToolModelCalls } from "@aexhq/brain-server/models";
+import { claimWorkerCall, timeOutCall } from "@aexhq/brain-db";
 import { CallReporter, setupFailed } from "./call-reporter.js";
-import type { ComponentCache } from "./component-cache.js";
 import { runComponent } from "./drivers/component.js";
-import type { Driver } from "./drivers/driver.js";
+import type { Driver, InvocationDeps } from "./drivers/driver.js";
 import { runHttpApplicationCall } from "./drivers/http-application.js";
 import { runHttpEnvironmentCall } from "./drivers/http-environment.js";
-import type { Logger } from "./log.js";
-import type { RunningCalls } from "./running-calls.js";
-import type { SparePool } from "./spare-threads.js";
-
-export interface InvocationDeps {
-  sql: Sql;
-  writer: JournalWriter;
-  cache: ComponentCache;
-  running: RunningCalls;
-  spares: SparePool;
-  /** The connection this worker's claims go on (it changes if the worker had to re-register). */
-  connectionId(): string;
-  maxEmittedBytes: number;
-  /** Model calls per activation (BRAIN_MAX_MODEL_CALLS), shared with the Agentloop. */
-  maxModelCalls: number;
-  /** Opens session secrets: Environment headers, the provider key for components' model calls. */
-  secrets: SecretBox;
-  /** Model calls of the calls it runs (components' `model` import). */
-  models: ToolModelCalls;
-  /** This worker's id in `servers`. */
-  workerId(): string;
-  /** Journal writes retried each heartbeat until the database takes them (see PendingRepairs). */
-  repairs?: PendingRepairs;
-  log: Logger;
-}
 
 /** After its call ended, a component still running gets this long to return before it is stopped. */
 const AFTER_END_GRACE_MS = 1000;
@@ -67,10 +33,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
     deps.models,
     deps.repairs,
   );
-  const timeout = () =>
-    deps.writer.submit(
-      endCalls({ sessionId: job.sessionId, seqs: [job.seq] }, { status: "timeout", cause: "deadline" }),
-    );
+  const timeout = () => deps.writer.submit(timeOutCall(job.sessionId, job.seq));
   reporter.onEnded = () => setTimeout(() => running.stop("ended"), AFTER_END_GRACE_MS).unref();
 
   // An invocation whose deadline passed before it got here never runs.

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // Entry point of `npm run worker`: the only place that reads the environment.
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./worker.js";
@@ -6,6 +7,8 @@ async function main(): Promise<void> {
   const config = parseWorkerConfig(process.env);
   const worker = await startWorker(config);
   process.stdout.write(`Brain worker ready (id ${worker.id}, concurrency ${config.concurrency})\n`);
+  if (worker.healthUrl)
+    process.stdout.write(`Worker health: ${worker.healthUrl}/healthz, ${worker.healthUrl}/readyz\n`);
 
   let closing = false;
   const shutdown = () => {

@@ -8,6 +8,7 @@ import {
   type ErrorCode,
   errorOutcome,
   findUnstorable,
+  issuesText,
   type Outcome,
   OutcomeSchema,
   UNSTORABLE_TEXT,
@@ -31,7 +32,7 @@ export function parseOutcome(text: string): Checked {
   }
   const parsed = OutcomeSchema.safeParse(value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "outcome"}: ${i.message}`).join("; ");
+    const issues = issuesText(parsed.error, { root: "outcome" });
     return {
       ok: false,
       code: "invalid_output",

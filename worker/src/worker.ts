@@ -4,6 +4,7 @@
  * registers itself, heartbeats, and listens for commits that end its calls elsewhere.
  */
 import { randomUUID } from "node:crypto";
+import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   channelFor,
   connect,
@@ -19,11 +20,11 @@ import {
   stopServer,
   WORKER_QUEUE,
 } from "@aexhq/brain-db";
-import { ToolModelCalls } from "@aexhq/brain-server/models";
 import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { ComponentCache } from "./component-cache.js";
 import type { WorkerConfig } from "./config.js";
+import { startHealthServer } from "./health-server.js";
 import { runWorkerJob } from "./invocation.js";
 import { createLogger, type Logger } from "./log.js";
 import { beat, type Identity, register } from "./registration.js";
@@ -38,6 +39,8 @@ export interface StartWorkerOptions extends WorkerConfig {
 export interface RunningWorker {
   /** Its id in `servers` (kind "worker"); it changes only if the worker had to re-register. */
   readonly id: string;
+  /** Its probes' base URL, when `health` was configured. */
+  readonly healthUrl: string | undefined;
   /** Stops taking jobs, lets running calls finish for a moment, then ends the rest `unknown`. */
   stop(): Promise<void>;
 }
@@ -96,6 +99,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   let ticking = false;
   let ticks = 0;
   let bossReady: PgBoss | undefined;
+  let lastBeatAt = Date.now();
   const tick = async () => {
     if (ticking) return;
     ticking = true;
@@ -105,6 +109,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         running.stopAll("lost");
         identity = await register(sql);
       }
+      lastBeatAt = Date.now();
       availability.markAvailable();
       await repairs.run();
       await checkEnded();
@@ -154,12 +159,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     },
   );
   log.info({ workerId: identity.workerId, concurrency: options.concurrency }, "worker consuming component jobs");
+  const health =
+    options.health &&
+    (await startHealthServer(options.health.host, options.health.port, 3 * HEARTBEAT_MS, () => ({
+      workerId: identity.workerId,
+      database: availability.available,
+      heartbeatAgeMs: Date.now() - lastBeatAt,
+      boss: bossReady !== undefined,
+    })));
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     const started = Date.now();
     const phase = (name: string) => log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
     clearInterval(heartbeat);
+    bossReady = undefined;
     await boss.offWork(WORKER_QUEUE, { wait: false }).catch(() => {});
     phase("no more jobs");
     const until = Date.now() + SHUTDOWN_GRACE_MS;
@@ -185,12 +199,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     // Every write has drained: whatever is still open need not be waited for long.
     availability.close();
     await sql.end({ timeout: 1 });
+    await health?.close();
     phase("stopped");
   };
   return {
     get id() {
       return identity.workerId;
     },
+    healthUrl: health?.url,
     stop() {
       stopping ??= stop();
       return stopping;

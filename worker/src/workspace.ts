@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import type { Sql } from "@aexhq/brain-db";
+import { readWorkspaceFiles, type Sql } from "@aexhq/brain-db";
 
 export interface Workspace {
   dir: string;
@@ -19,8 +19,7 @@ export async function materialiseWorkspace(sql: Sql, sessionId: string): Promise
   const dir = await mkdtemp(join(tmpdir(), "brain-workspace-"));
   const remove = () => rm(dir, { recursive: true, force: true });
   try {
-    const rows = await sql<{ path: string; content: Buffer }[]>`
-      SELECT path, content FROM workspace_files WHERE session_id = ${sessionId} ORDER BY path`;
+    const rows = await readWorkspaceFiles(sql, sessionId);
     for (const { path, content } of rows) {
       const target = resolve(dir, path);
       // The table's CHECK refuses absolute paths and "..": this is the second line of defence.

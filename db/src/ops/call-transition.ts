@@ -8,11 +8,20 @@ export type CallAction =
   | { type: "return"; outcome?: { status: string } | undefined; content?: string | undefined }
   | { type: "finish"; outcome?: { status: string } | undefined; content?: string | undefined };
 
-/**
- * Who reports: a host names itself (its frames match only calls dispatched to it), a worker names
- * the connection it claimed the call on.
- */
-export type CallRef = { sessionId: string; seq: number } & ({ hostId: string } | { connectionId: string });
+/** A call, by its session and the sequence of its tool_call_started record. */
+export interface CallKey {
+  sessionId: string;
+  seq: number;
+}
+
+/** A call as a host names it: its frames match only calls dispatched to that host. */
+export type HostCallRef = CallKey & { hostId: string };
+
+/** A call as a worker names it: by the connection it claimed the call on. */
+export type ConnectionCallRef = CallKey & { connectionId: string };
+
+/** Who reports (or asks on behalf of a call): a host names itself, a worker its connection. */
+export type CallRef = HostCallRef | ConnectionCallRef;
 
 /** `seq` is the last record written; null when the call was not open (ended or not this host's). */
 export interface TransitionResult {

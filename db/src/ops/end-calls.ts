@@ -82,3 +82,19 @@ export function endCalls(filter: EndCallsFilter, outcome: { status: string; caus
     },
   };
 }
+
+/** The outcome of a call whose deadline passed, whoever notices first. */
+const DEADLINE_OUTCOME = { status: "timeout", cause: "deadline" } as const;
+
+/**
+ * Ends one call at its deadline: the session actor's timer and a worker job that finds its call
+ * overdue write the same record as the durable backstop (endOverdueCalls), and the first one wins.
+ */
+export function timeOutCall(sessionId: string, seq: number): WriteOp<EndedCall[]> {
+  return endCalls({ sessionId, seqs: [seq] }, DEADLINE_OUTCOME);
+}
+
+/** Ends every open call whose deadline has passed (the backstop job, and after an outage). */
+export function endOverdueCalls(): WriteOp<EndedCall[]> {
+  return endCalls({ deadlineBefore: new Date() }, DEADLINE_OUTCOME);
+}

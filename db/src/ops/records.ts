@@ -55,6 +55,12 @@ export async function callState(sql: Sql, sessionId: string, seq: number, hostId
   return row?.state ?? null;
 }
 
+/** Whether the session has a call at this sequence (open or ended). */
+export async function callExists(sql: Sql, sessionId: string, seq: number): Promise<boolean> {
+  const [row] = await sql`SELECT 1 FROM calls WHERE session_id = ${sessionId} AND seq = ${seq}`;
+  return row !== undefined;
+}
+
 /** Which of these calls have ended, and how: a host connection's in-flight calls to cancel. */
 export async function endedAmong(
   sql: Sql,

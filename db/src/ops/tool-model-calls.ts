@@ -1,6 +1,7 @@
 import type { Sql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
+import type { CallRef } from "./call-transition.js";
 
 /**
  * Model calls made on behalf of tool calls (ctx.model, the WIT `model` import). Each is journaled
@@ -10,7 +11,7 @@ import type { WriteOp } from "../writer.js";
  */
 
 /** Who asks: a host names itself, a worker the connection it claimed the call on. */
-export type ToolCallRef = { sessionId: string; seq: number } & ({ hostId: string } | { connectionId: string });
+export type ToolCallRef = CallRef;
 
 export interface StartedToolModelCall {
   /** The model_call_started record; null when refused (see `open`, `overBudget`). */

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { exportsToolRun, isComponentBinary } from "@aexhq/brain-contracts";
+import { exportsToolRun, isComponentBinary } from "../contracts.js";
 import { packedFiles } from "./npm.js";
 import { type ToolPackage, UsageError } from "./package-config.js";
 import { entryOf, resolvePackage } from "./resolve.js";

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { issuesText } from "@aexhq/brain-contracts";
 import { z } from "zod";
 
 /** A usage or configuration error: the command cannot even start (exit code 2). */
@@ -39,8 +40,8 @@ export function readToolPackage(dir: string): ToolPackage {
   }
   const parsed = BrainToolsConfig.safeParse(manifest.brainTools ?? {});
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `brainTools.${i.path.join(".")}: ${i.message}`);
-    throw new UsageError(`package.json's "brainTools" is malformed:\n  ${issues.join("\n  ")}`);
+    const issues = issuesText(parsed.error, { prefix: "brainTools.", separator: "\n  " });
+    throw new UsageError(`package.json's "brainTools" is malformed:\n  ${issues}`);
   }
   return {
     dir,

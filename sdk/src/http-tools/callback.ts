@@ -1,4 +1,4 @@
-import { BrainError, type CallFrameBody, CallFrameResultSchema, type HttpToolInvocation } from "@aexhq/brain-contracts";
+import { BrainError, type CallFrameBody, CallFrameResultSchema, type HttpToolInvocation } from "../contracts.js";
 import { errorFrom } from "../http-client.js";
 
 export type Callback = HttpToolInvocation["callback"];

@@ -1,3 +1,4 @@
+import type { EnvironmentControl, ResultOptions, ToolContext } from "../context.js";
 import {
   BrainError,
   type CallFrameBody,
@@ -5,8 +6,7 @@ import {
   errorOutcome,
   type HttpToolInvocation,
   type Outcome,
-} from "@aexhq/brain-contracts";
-import type { EnvironmentControl, ResultOptions, ToolContext } from "../context.js";
+} from "../contracts.js";
 import { armDeadline } from "../deadline-timer.js";
 import { callEndedBy } from "../execution.js";
 import { normalizeResult } from "../normalize-result.js";

@@ -1,5 +1,5 @@
-import { BrainError } from "@aexhq/brain-contracts";
 import type { z } from "zod";
+import { BrainError } from "../contracts.js";
 import { http } from "../environment.js";
 import { type PlacedTool, tool } from "../tool.js";
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BrainError, type HttpToolInvocation, HttpToolInvocationSchema } from "@aexhq/brain-contracts";
+import { BrainError, type HttpToolInvocation, HttpToolInvocationSchema } from "../contracts.js";
 import { issuesForWire } from "../zod-issues.js";
 
 /**

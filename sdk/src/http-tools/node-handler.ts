@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BrainError, MAX_BODY_BYTES } from "@aexhq/brain-contracts";
+import { BrainError, MAX_BODY_BYTES } from "../contracts.js";
 import { isPlacedTool, type PlacedTool, runtimeOf, type ToolRuntime } from "../tool.js";
 import { HttpToolCall } from "./http-call.js";
 import { answer, answerError, readInvocation } from "./invocation-request.js";

@@ -3,9 +3,9 @@
  * stops: at its deadline, when it ends (finished, cancelled, its connection lost: any commit that
  * ends it, from any process, reaches the bus) and when the server shuts down.
  */
-import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
+import { armAt } from "@aexhq/brain-contracts";
 import { callState, Touch } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import type { HostCall } from "./journal.js";
 
 export interface CallSignal {
@@ -13,21 +13,18 @@ export interface CallSignal {
   dispose(): void;
 }
 
-export function callSignal(rt: Runtime, call: HostCall, deadline: number | null): CallSignal {
+export function callSignal(
+  rt: Pick<Services, "bus" | "closing" | "sql">,
+  call: HostCall,
+  deadline: number | null,
+): CallSignal {
   const controller = new AbortController();
   const stop = (why: string) => {
     if (!controller.signal.aborted) controller.abort(new Error(why));
   };
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    if (deadline === null) return;
-    const delay = deadline - Date.now();
-    if (delay <= 0) return stop("the call reached its deadline");
-    // Past the longest timer a step is armed, then the rest.
-    timer = setTimeout(arm, Math.min(delay, MAX_TIMER_MS));
-    timer.unref();
-  };
-  arm();
+  // armAt re-arms a far deadline in steps; unref: a pending deadline alone keeps nothing alive.
+  const disarm =
+    deadline === null ? () => {} : armAt(deadline, () => stop("the call reached its deadline"), { unref: true });
   const onClosing = () => stop("the server is shutting down");
   rt.closing.addEventListener("abort", onClosing, { once: true });
   if (rt.closing.aborted) onClosing();
@@ -42,7 +39,7 @@ export function callSignal(rt: Runtime, call: HostCall, deadline: number | null)
   return {
     signal: controller.signal,
     dispose() {
-      clearTimeout(timer);
+      disarm();
       rt.closing.removeEventListener("abort", onClosing);
       unsubscribe();
     },

@@ -6,19 +6,15 @@
  */
 import { BrainError, type EnvironmentOperation } from "@aexhq/brain-contracts";
 import { environmentCallContext } from "@aexhq/brain-db";
-import type { ToolRequestAnswer } from "../hosts/requests.js";
-import type { Runtime } from "../runtime.js";
+import type { ToolRequestAnswer } from "../hosts/link.js";
+import type { Services } from "../services.js";
 import { authorize } from "./authorize.js";
 import { type HostCall, isJournaled, journalRefusal } from "./journal.js";
 import { createOperation, deleteOperation, getOperation, listOperation, updateOperation } from "./manage.js";
 import { callOperation, setupOperation } from "./run.js";
 
-export interface CallRef {
-  sessionId: string;
-  seq: number;
-  /** The host the call must be dispatched to: only that host's connections may ask. */
-  hostId: string;
-}
+/** What ctx.environments operations use: the journal, the Environments' tables and secrets, the call's stop signal. */
+export type EnvironmentControlDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;
 
 export interface EnvironmentRequest {
   operation: EnvironmentOperation;
@@ -27,8 +23,9 @@ export interface EnvironmentRequest {
 }
 
 export async function environmentOperation(
-  rt: Runtime,
-  ref: CallRef,
+  rt: EnvironmentControlDeps,
+  /** hostId: the host the call must be dispatched to; only that host's connections may ask. */
+  ref: HostCall,
   request: EnvironmentRequest,
 ): Promise<ToolRequestAnswer> {
   const call: HostCall = { sessionId: ref.sessionId, seq: ref.seq, hostId: ref.hostId };

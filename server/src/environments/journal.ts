@@ -7,16 +7,15 @@ import type { BrainError, EnvironmentOperation } from "@aexhq/brain-contracts";
 import {
   type EnvironmentOperationResult,
   type EnvironmentOperationWrite,
+  type HostCallRef,
   journalEnvironmentOperation,
 } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
+
+export type JournalDeps = Pick<Services, "writer">;
 
 /** A call of a host connection: the only callers ctx.environments has. */
-export interface HostCall {
-  sessionId: string;
-  seq: number;
-  hostId: string;
-}
+export type HostCall = HostCallRef;
 
 export interface OperationRequest {
   operation: EnvironmentOperation;
@@ -46,7 +45,7 @@ export function recordPayload(
 
 type Spec<R> = Omit<EnvironmentOperationWrite<R>, "sessionId" | "call" | "hostId">;
 
-export function journal<R>(rt: Runtime, call: HostCall, spec: Spec<R>): Promise<EnvironmentOperationResult<R>> {
+export function journal<R>(rt: JournalDeps, call: HostCall, spec: Spec<R>): Promise<EnvironmentOperationResult<R>> {
   return rt.writer.submit(
     journalEnvironmentOperation({ sessionId: call.sessionId, call: call.seq, hostId: call.hostId, ...spec }),
   );
@@ -65,7 +64,7 @@ export function isJournaled(error: BrainError): boolean {
 }
 
 /** Records a refusal (after the caller was authenticated); the refusal is then answered. */
-export async function journalRefusal(rt: Runtime, call: HostCall, request: OperationRequest, error: BrainError) {
+export async function journalRefusal(rt: JournalDeps, call: HostCall, request: OperationRequest, error: BrainError) {
   // Validation details may quote what was sent (headers among it): the code and message suffice.
   const outcome = failed({ code: error.code, message: error.message });
   await journal(rt, call, { requireOpenCall: true, payload: () => recordPayload(call, request, outcome) });

@@ -2,6 +2,7 @@
  * The configuration side of ctx.environments: list, get, create, update, delete. Each change is
  * made in the same transaction as its journal record, while the call is held open.
  */
+
 import { isDeepStrictEqual } from "node:util";
 import {
   BrainError,
@@ -9,7 +10,9 @@ import {
   type EnvironmentSpec,
   EnvironmentSpecSchema,
   type EnvironmentView,
+  issuesText,
 } from "@aexhq/brain-contracts";
+import { openEnvironment } from "@aexhq/brain-core/environments";
 import {
   deleteEnvironment,
   type EnvironmentConfig,
@@ -24,12 +27,13 @@ import {
   secretAad,
 } from "@aexhq/brain-db";
 import type { z } from "zod";
-import type { ToolRequestAnswer } from "../hosts/requests.js";
-import type { Runtime } from "../runtime.js";
+import type { ToolRequestAnswer } from "../hosts/link.js";
+import type { Services } from "../services.js";
 import type { Grant } from "./authorize.js";
 import { failed, type HostCall, journal, journaledError, OK, type OperationRequest, recordPayload } from "./journal.js";
-import { openEnvironment } from "./loaded.js";
 import { environmentView, fitsAck } from "./views.js";
+
+type ManageDeps = Pick<Services, "sql" | "writer" | "secrets">;
 
 type Named = OperationRequest & { name: string };
 
@@ -40,7 +44,7 @@ function settle<T>(seq: number | null, refused: string | null, error: BrainError
   return { sequence: seq, value };
 }
 
-export async function listOperation(rt: Runtime, call: HostCall, req: OperationRequest, grant: Grant) {
+export async function listOperation(rt: ManageDeps, call: HostCall, req: OperationRequest, grant: Grant) {
   let views: EnvironmentView[] = [];
   let error: BrainError | null = null;
   const r = await journal(rt, call, {
@@ -55,7 +59,7 @@ export async function listOperation(rt: Runtime, call: HostCall, req: OperationR
   return settle(r.seq, r.refused, error, views);
 }
 
-export async function getOperation(rt: Runtime, call: HostCall, req: Named) {
+export async function getOperation(rt: ManageDeps, call: HostCall, req: Named) {
   const r = await journal(rt, call, {
     requireOpenCall: true,
     effect: (tx) => readEnvironment(tx, call.sessionId, req.name),
@@ -65,7 +69,7 @@ export async function getOperation(rt: Runtime, call: HostCall, req: Named) {
 }
 
 export async function createOperation(
-  rt: Runtime,
+  rt: ManageDeps,
   call: HostCall,
   req: Named,
   params: unknown,
@@ -94,7 +98,7 @@ export async function createOperation(
   );
 }
 
-export async function updateOperation(rt: Runtime, call: HostCall, req: Named, params: unknown) {
+export async function updateOperation(rt: ManageDeps, call: HostCall, req: Named, params: unknown) {
   const patch = parse(EnvironmentPatchSchema, params ?? {});
   const r = await journal(rt, call, {
     requireOpenCall: true,
@@ -124,7 +128,7 @@ export async function updateOperation(rt: Runtime, call: HostCall, req: Named, p
   return settle(r.seq, r.refused, r.result ? null : notFound(req.name), r.result && environmentView(r.result));
 }
 
-export async function deleteOperation(rt: Runtime, call: HostCall, req: Named) {
+export async function deleteOperation(rt: ManageDeps, call: HostCall, req: Named) {
   const r = await journal(rt, call, {
     requireOpenCall: true,
     effect: (tx) => deleteEnvironment(tx, call.sessionId, req.name),
@@ -150,13 +154,13 @@ function configOf(spec: EnvironmentSpec): EnvironmentConfig {
   return { ...config, headerNames: Object.keys(headers ?? {}) };
 }
 
-function sealHeaders(rt: Runtime, sessionId: string, name: string, headers: Record<string, string>): Sealed | null {
+function sealHeaders(rt: ManageDeps, sessionId: string, name: string, headers: Record<string, string>): Sealed | null {
   if (Object.keys(headers).length === 0) return null;
   return rt.secrets.seal(JSON.stringify(headers), secretAad(sessionId, environmentSecret(name)));
 }
 
 function sameHeaders(
-  rt: Runtime,
+  rt: ManageDeps,
   sessionId: string,
   stored: NonNullable<Awaited<ReturnType<typeof readEnvironment>>>,
   headers: Record<string, string>,
@@ -172,7 +176,7 @@ function sameHeaders(
 function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "params"}: ${i.message}`).join("; ");
+  const issues = issuesText(parsed.error, { root: "params" });
   throw new BrainError("invalid_request", `Invalid environment: ${issues}`.slice(0, 2048));
 }
 

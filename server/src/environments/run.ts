@@ -11,22 +11,23 @@ import {
   toStorable,
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
+import { invokeInEnvironment, setupNow } from "@aexhq/brain-core/environments";
 import { readEnvironment } from "@aexhq/brain-db";
 import { z } from "zod";
-import type { ToolRequestAnswer } from "../hosts/requests.js";
-import type { Runtime } from "../runtime.js";
+import type { ToolRequestAnswer } from "../hosts/link.js";
+import type { Services } from "../services.js";
 import { callSignal } from "./call-signal.js";
-import { invokeInEnvironment } from "./invoke.js";
 import { failed, type HostCall, journal, journaledError, OK, type OperationRequest, recordPayload } from "./journal.js";
 import { notFound } from "./manage.js";
-import { setupNow } from "./setup.js";
 import { environmentView, fitsAck } from "./views.js";
+
+type RunDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;
 
 type Named = OperationRequest & { name: string };
 
 const CallParamsSchema = z.strictObject({ descriptor: z.json(), input: z.json().optional() });
 
-export async function setupOperation(rt: Runtime, call: HostCall, req: Named, deadline: number | null) {
+export async function setupOperation(rt: RunDeps, call: HostCall, req: Named, deadline: number | null) {
   const stop = callSignal(rt, call, deadline);
   let row: Awaited<ReturnType<typeof setupNow>>;
   try {
@@ -45,7 +46,7 @@ export async function setupOperation(rt: Runtime, call: HostCall, req: Named, de
 }
 
 export async function callOperation(
-  rt: Runtime,
+  rt: RunDeps,
   call: HostCall,
   req: Named,
   params: unknown,

@@ -7,10 +7,10 @@ import {
   type Outcome,
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
+import { endUnknownWhenBack, endWithInvalidOutput, journalBudgetRefusal } from "@aexhq/brain-core/calls";
 import {
   type CallAction,
   type CallRef,
-  endCalls,
   endsCall,
   isDataException,
   isUnavailable,
@@ -18,7 +18,7 @@ import {
   type TransitionResult,
   transitionCall,
 } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 
 /**
  * What a tool reports about its open call, from a host's WebSocket frame or an HTTP tool's
@@ -53,7 +53,7 @@ export function toAction(report: CallReport): CallAction {
  * for this reporter; the caller says why.
  */
 export async function applyReport(
-  rt: Pick<Runtime, "writer" | "config" | "repairs">,
+  rt: Pick<Services, "writer" | "config" | "repairs">,
   ref: CallRef,
   action: CallAction,
 ): Promise<TransitionResult> {
@@ -66,13 +66,7 @@ export async function applyReport(
     // The tool has finished, but the database could not take its word for it, and the reporter
     // never sends the frame again: the call ends `unknown` as soon as the database answers,
     // rather than staying open with nothing left to end it.
-    if (isUnavailable(error) && endsCall(action)) {
-      const end = endCalls(
-        { sessionId: ref.sessionId, seqs: [ref.seq] },
-        { status: "unknown", cause: "journal_unavailable" },
-      );
-      rt.repairs.add(`call:${ref.sessionId}:${ref.seq}`, () => rt.writer.submit(end));
-    }
+    if (isUnavailable(error) && endsCall(action)) endUnknownWhenBack(rt.writer, rt.repairs, ref);
     // The backstop: anything else Postgres refuses as data is the input's fault all the same.
     if (!isDataException(error)) throw error;
     return refuseUnstorable(rt, ref, action, `(${(error as Error).message})`);
@@ -89,18 +83,12 @@ export async function applyReport(
  * small error), so that nothing waits for a deadline that may never come.
  */
 export async function refuseOverBudget(
-  rt: Pick<Runtime, "writer">,
+  rt: Pick<Services, "writer">,
   ref: CallRef,
   action: CallAction,
   bytes: number,
 ): Promise<never> {
-  const kind = action.type === "emit" ? action.kind : "tool_result";
-  await rt.writer.submit(refuseEmission(ref.sessionId, ref.seq, kind, bytes));
-  const message = `The ${kind} emission of ${bytes} bytes would exceed the activation's BRAIN_MAX_EMITTED_BYTES budget.`;
-  if (action.type !== "emit") {
-    const outcome = errorOutcome("budget_exceeded", message, { bytes });
-    await rt.writer.submit(transitionCall(ref, { type: action.type, outcome }));
-  }
+  const { message } = await journalBudgetRefusal(rt.writer, ref, action, bytes);
   throw new BrainError("budget_exceeded", message, { bytes });
 }
 
@@ -111,7 +99,7 @@ export async function refuseOverBudget(
  * are for the caller to tell).
  */
 export async function refuseOversizeResult(
-  rt: Pick<Runtime, "writer">,
+  rt: Pick<Services, "writer">,
   ref: CallRef,
   bytes: number,
 ): Promise<TransitionResult> {
@@ -137,15 +125,12 @@ export function unstorableIn(action: CallAction): string | null {
  * says, so the call does end.
  */
 async function refuseUnstorable(
-  rt: Pick<Runtime, "writer">,
+  rt: Pick<Services, "writer">,
   ref: CallRef,
   action: CallAction,
   where: string,
 ): Promise<never> {
   const message = `The ${action.type === "emit" ? "event data" : "tool's output"} contains ${UNSTORABLE_TEXT} ${where}, which cannot be stored.`;
-  if (action.type !== "emit") {
-    const outcome = errorOutcome("invalid_output", message);
-    await rt.writer.submit(transitionCall(ref, { type: action.type, outcome }));
-  }
+  if (action.type !== "emit") await endWithInvalidOutput(rt.writer, ref, action.type, message);
   throw new BrainError("unstorable_text", message);
 }

@@ -3,16 +3,20 @@ import {
   type HostFrame,
   HostFrameSchema,
   type InvokeFrame,
+  issuesText,
   MAX_FRAME_BYTES,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
 import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import { toBrainError } from "../plugins/errors.js";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import { applyReport, refuseOversizeResult, toAction } from "./call-reports.js";
 import { PartCollector, type PartStep } from "./frame-parts.js";
-import { answerToolRequest, type ToolRequestFrame } from "./requests.js";
+import { answerToolRequest, type ToolRequestDeps, type ToolRequestFrame } from "./requests.js";
+
+/** Frames touch the journal, the tables, model calls and Environments; claims go through the dispatcher. */
+export type ConnectionDeps = ToolRequestDeps & Pick<Services, "availability" | "log" | "dispatch" | "repairs">;
 
 /** Frames that report on a call (the journal transitions of connection and worker alike). */
 type CallFrame = Extract<HostFrame, { type: "emit" | "result" | "return" | "finish" }>;
@@ -38,7 +42,7 @@ export class HostConnection {
   readonly replicaId: string | null;
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: ConnectionDeps,
     private readonly socket: WebSocket,
     readonly id: string,
     readonly hostId: string,
@@ -142,8 +146,7 @@ export class HostConnection {
     try {
       if (text === null) throw new Error("binary frames are not accepted");
       const parsed = HostFrameSchema.safeParse(JSON.parse(text));
-      if (!parsed.success)
-        throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+      if (!parsed.success) throw new Error(issuesText(parsed.error));
       frame = parsed.data;
       if (whole && !assembledAsNamed(frame, whole.part)) {
         throw new Error("parts must carry one result, return or finish frame of their id, session and sequence");

@@ -1,10 +1,10 @@
 import { errorOutcome } from "@aexhq/brain-contracts";
+import type { ModelToolCall } from "@aexhq/brain-core/models";
 import { type Appended, claimNamedCalls, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
-import type { SessionInfo } from "../loop/actor.js";
 import { callDeadline } from "../loop/call-deadline.js";
-import type { ModelToolCall } from "../models/provider.js";
-import type { Runtime } from "../runtime.js";
-import type { HostConnection } from "./connection.js";
+import type { SessionInfo } from "../loop/session-info.js";
+import type { Services } from "../services.js";
+import type { HostLink } from "./link.js";
 
 /**
  * Routes tool calls to hosts. A call's tool_call_started commits first; when its host is connected
@@ -13,7 +13,7 @@ import type { HostConnection } from "./connection.js";
  * connection claims it (a committed claim) before sending.
  */
 export class Dispatcher {
-  constructor(private readonly rt: Runtime) {}
+  constructor(private readonly rt: Pick<Services, "config" | "hosts" | "writer">) {}
 
   /**
    * tool_call_started records for a model response; each carries its routing and its deadline
@@ -80,7 +80,7 @@ export class Dispatcher {
    * Claims and sends a host's pending calls on one of its connections: a replica's fair share of
    * its named host's calls, or the calls of the sessions a connection serves (`only`: just these).
    */
-  async claimFor(conn: HostConnection, only?: string[]): Promise<void> {
+  async claimFor(conn: HostLink, only?: string[]): Promise<void> {
     if (!conn.isOpen) return;
     const op = conn.replicaId
       ? claimNamedCalls(conn.hostId, conn.id)

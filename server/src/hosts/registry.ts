@@ -1,18 +1,21 @@
-import type { HostConnection } from "./connection.js";
+import type { HostLink } from "./link.js";
 
-/** The host WebSockets this process terminates. A host may briefly have two (a reconnect). */
-export class HostRegistry {
-  private readonly byHost = new Map<string, HostConnection[]>();
-  private readonly byConnection = new Map<string, HostConnection>();
+/**
+ * The host WebSockets this process terminates. A host may briefly have two (a reconnect). Generic
+ * so that the runtime keeps its connections' full type while the dispatcher sees only HostLinks.
+ */
+export class HostRegistry<C extends HostLink = HostLink> {
+  private readonly byHost = new Map<string, C[]>();
+  private readonly byConnection = new Map<string, C>();
 
-  add(conn: HostConnection): void {
+  add(conn: C): void {
     const list = this.byHost.get(conn.hostId) ?? [];
     list.push(conn);
     this.byHost.set(conn.hostId, list);
     this.byConnection.set(conn.id, conn);
   }
 
-  remove(conn: HostConnection): void {
+  remove(conn: C): void {
     this.byConnection.delete(conn.id);
     const list = (this.byHost.get(conn.hostId) ?? []).filter((c) => c !== conn);
     if (list.length > 0) this.byHost.set(conn.hostId, list);
@@ -20,7 +23,7 @@ export class HostRegistry {
   }
 
   /** The newest open connection of a host. */
-  current(hostId: string): HostConnection | undefined {
+  current(hostId: string): C | undefined {
     const list = this.byHost.get(hostId);
     for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
       const c = list![i]!;
@@ -29,8 +32,8 @@ export class HostRegistry {
     return undefined;
   }
 
-  /** The newest open connection of a host that serves the session (see HostConnection.serves). */
-  serving(hostId: string, sessionId: string): HostConnection | undefined {
+  /** The newest open connection of a host that serves the session (see C.serves). */
+  serving(hostId: string, sessionId: string): C | undefined {
     const list = this.byHost.get(hostId);
     for (let i = (list?.length ?? 0) - 1; i >= 0; i--) {
       const c = list![i]!;
@@ -44,22 +47,22 @@ export class HostRegistry {
    * named host, every connection naming its sessions (each claims only those), and the newest of
    * the connections that name none.
    */
-  claimants(hostId: string): HostConnection[] {
+  claimants(hostId: string): C[] {
     const open = this.ofHost(hostId).filter((c) => c.isOpen);
     const naming = open.filter((c) => c.replicaId !== null || c.servedSessions() !== null);
     const legacy = open.filter((c) => c.replicaId === null && c.servedSessions() === null).at(-1);
     return legacy ? [...naming, legacy] : naming;
   }
 
-  ofHost(hostId: string): HostConnection[] {
+  ofHost(hostId: string): C[] {
     return this.byHost.get(hostId) ?? [];
   }
 
-  byId(connectionId: string): HostConnection | undefined {
+  byId(connectionId: string): C | undefined {
     return this.byConnection.get(connectionId);
   }
 
-  all(): HostConnection[] {
+  all(): C[] {
     return [...this.byConnection.values()];
   }
 }

@@ -1,15 +1,12 @@
 import type { HostFrame } from "@aexhq/brain-contracts";
-import { environmentOperation } from "../environments/control.js";
-import type { Runtime } from "../runtime.js";
+import { type EnvironmentControlDeps, environmentOperation } from "../environments/control.js";
+import type { Services } from "../services.js";
+import type { ToolRequestAnswer } from "./link.js";
+
+export type ToolRequestDeps = EnvironmentControlDeps & Pick<Services, "toolModels">;
 
 /** Frames that ask for something on behalf of an open call and get an answer (ack `value`). */
 export type ToolRequestFrame = Extract<HostFrame, { type: "model" | "environment" }>;
-
-export interface ToolRequestAnswer {
-  /** The journal record that holds the answer (model_call_ended, environment_operation). */
-  sequence: number | null;
-  value: unknown;
-}
 
 /** Who asks: a host connection, limited to the calls dispatched to its host. */
 export interface Requester {
@@ -17,7 +14,7 @@ export interface Requester {
 }
 
 export async function answerToolRequest(
-  rt: Runtime,
+  rt: ToolRequestDeps,
   who: Requester,
   frame: ToolRequestFrame,
 ): Promise<ToolRequestAnswer> {

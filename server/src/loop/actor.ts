@@ -1,4 +1,4 @@
-import type { ModelConfig, ToolPlacement } from "@aexhq/brain-contracts";
+import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "@aexhq/brain-core/models";
 import {
   type Appended,
   appendRecords,
@@ -9,23 +9,19 @@ import {
   rel,
   type Sql,
 } from "@aexhq/brain-db";
-import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "../models/provider.js";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
+import type { SessionInfo } from "./session-info.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
 import type { TurnEnd, TurnError } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
 import { withWorkerJobs } from "./worker-jobs.js";
 
-export interface SessionInfo {
-  id: string;
-  hostId: string | null;
-  /** The named hosts serving some of its tools, by host environment name. */
-  namedHosts: Record<string, string>;
-  model: ModelConfig;
-  tools: ToolPlacement[];
-}
+export type ActorDeps = Pick<
+  Services,
+  "availability" | "boss" | "config" | "deadlineJobs" | "dispatch" | "log" | "sql" | "turns" | "writer"
+>;
 
 /** Why an actor stopped running its session. */
 export type StopReason = "ended" | "fenced" | "shutdown";
@@ -48,7 +44,7 @@ export class SessionActor {
   private lastWindow: { openedAt: number; firedAt: number } | null = null;
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: ActorDeps,
     readonly session: SessionInfo,
     readonly epoch: number,
     private readonly onStop: (actor: SessionActor, reason: StopReason) => void,

@@ -1,8 +1,10 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
+import { sessionModelConfig } from "@aexhq/brain-core/models";
 import { claimSession, getSession, sessionNamedHosts, Touch } from "@aexhq/brain-db";
-import { sessionModelConfig } from "../models/credentials.js";
-import type { Runtime } from "../runtime.js";
-import { SessionActor } from "./actor.js";
+import type { Services } from "../services.js";
+import { type ActorDeps, SessionActor } from "./actor.js";
+
+export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets">;
 
 /** How long to remember that another live server owns a session before asking again. */
 const OWNED_ELSEWHERE_MS = 1000;
@@ -17,7 +19,7 @@ export class ActorRegistry {
   private readonly claiming = new Map<string, Promise<SessionActor | null>>();
   private readonly elsewhere = new Map<string, number>();
 
-  constructor(private readonly rt: Runtime) {}
+  constructor(private readonly rt: ActorsDeps) {}
 
   get size(): number {
     return this.actors.size;

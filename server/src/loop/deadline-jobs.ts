@@ -1,5 +1,5 @@
 import type { JournalWriter } from "@aexhq/brain-db";
-import { DEADLINE_QUEUE, deadlineBucket, endCalls, enqueueDeadlineJob, type WriteOp } from "@aexhq/brain-db";
+import { DEADLINE_QUEUE, deadlineBucket, endOverdueCalls, enqueueDeadlineJob, type WriteOp } from "@aexhq/brain-db";
 import type { PgBoss } from "pg-boss";
 
 /**
@@ -21,7 +21,7 @@ export class DeadlineJobs {
   async startWorker(onError: (err: unknown) => void): Promise<void> {
     await this.boss.work(DEADLINE_QUEUE, { pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 1 }, async () => {
       try {
-        await this.writer.submit(endCalls({ deadlineBefore: new Date() }, { status: "timeout", cause: "deadline" }));
+        await this.writer.submit(endOverdueCalls());
       } catch (err) {
         onError(err);
       }

@@ -1,26 +1,27 @@
-import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
-import { endCalls } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import { armAt } from "@aexhq/brain-contracts";
+import { timeOutCall } from "@aexhq/brain-db";
+import type { Services } from "../services.js";
 import type { LoopState } from "./state.js";
 
 /**
  * In-process deadline timers for a session's open calls: the precise path. (The durable backstop
- * is a pg-boss job per deadline second, see deadline-jobs.ts.) Node timers overflow past
- * 2^31-1 ms, so long deadlines are re-armed in steps instead of firing at once.
+ * is a pg-boss job per deadline second, see deadline-jobs.ts.) armAt re-arms far deadlines in
+ * steps, past what one Node timer holds.
  */
 export class DeadlineTimers {
-  private readonly timers = new Map<number, NodeJS.Timeout>();
+  /** The disarm of each armed call's timer. */
+  private readonly timers = new Map<number, () => void>();
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: Pick<Services, "log" | "writer">,
     private readonly sessionId: string,
   ) {}
 
   /** Arms timers for open calls with a deadline and drops those of calls that ended. */
   sync(state: LoopState): void {
-    for (const [seq, t] of this.timers) {
+    for (const [seq, disarm] of this.timers) {
       if (!state.open.has(seq)) {
-        clearTimeout(t);
+        disarm();
         this.timers.delete(seq);
       }
     }
@@ -31,33 +32,25 @@ export class DeadlineTimers {
   }
 
   private arm(seq: number, deadline: number): void {
-    const delay = deadline - Date.now();
-    if (delay > MAX_TIMER_MS) {
-      this.timers.set(
-        seq,
-        setTimeout(() => this.arm(seq, deadline), MAX_TIMER_MS),
-      );
-      return;
-    }
+    // armAt fires at once for a deadline already past: the expiry waits a microtask, so that the
+    // entry it deletes is in the map by then (a failed write is retried by the next sync).
     this.timers.set(
       seq,
-      setTimeout(() => void this.expire(seq), Math.max(0, delay)),
+      armAt(deadline, () => queueMicrotask(() => void this.expire(seq))),
     );
   }
 
   private async expire(seq: number): Promise<void> {
     this.timers.delete(seq);
     try {
-      await this.rt.writer.submit(
-        endCalls({ sessionId: this.sessionId, seqs: [seq] }, { status: "timeout", cause: "deadline" }),
-      );
+      await this.rt.writer.submit(timeOutCall(this.sessionId, seq));
     } catch (err) {
       this.rt.log.warn({ err, sessionId: this.sessionId, seq }, "deadline write failed; the backstop job will retry");
     }
   }
 
   clear(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
+    for (const disarm of this.timers.values()) disarm();
     this.timers.clear();
   }
 }

@@ -1,4 +1,4 @@
-import type { ModelMessage, ModelToolCall } from "../models/provider.js";
+import type { ModelMessage, ModelToolCall } from "@aexhq/brain-core/models";
 
 /**
  * A session's Agentloop state is a fold of its journal, nothing more: a server that restarts (or

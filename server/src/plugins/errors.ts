@@ -1,4 +1,4 @@
-import { BrainError, ERROR_CODES, type ErrorCode } from "@aexhq/brain-contracts";
+import { BrainError, ERROR_CODES, type ErrorCode, issueDetail } from "@aexhq/brain-contracts";
 import { isConnectionError, isDataException } from "@aexhq/brain-db";
 import type { FastifyError, FastifyInstance } from "fastify";
 import { ZodError } from "zod";
@@ -21,7 +21,7 @@ export function toBrainError(error: unknown): BrainError {
   if (error instanceof BrainError) return error;
   if (isConnectionError(error)) return new BrainError("database_unavailable");
   if (error instanceof ZodError) {
-    return new BrainError("invalid_request", undefined, error.issues.map(issue));
+    return new BrainError("invalid_request", undefined, error.issues.map(issueDetail));
   }
   const e = error as FastifyError;
   // Postgres data exceptions (SQLSTATE class 22: a NUL character, an invalid escape, a value out
@@ -44,10 +44,6 @@ export function toBrainError(error: unknown): BrainError {
   if (e.statusCode === 413) return new BrainError("body_too_large");
   if (e.statusCode === 415) return new BrainError("unsupported_media_type");
   return new BrainError("internal_error");
-}
-
-function issue(i: { path: PropertyKey[]; message: string; code: string }) {
-  return { path: i.path.map(String).join("."), message: i.message, code: i.code };
 }
 
 export function httpStatusOf(code: ErrorCode): number {

@@ -9,7 +9,7 @@ import { resultBytesLimit } from "../hosts/frame-parts.js";
 import { bearer } from "../plugins/auth.js";
 import { toBrainError } from "../plugins/errors.js";
 import { parseInput } from "../plugins/validate.js";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 
 const CallParamsSchema = z.strictObject({
   sessionId: z.uuid(),
@@ -60,7 +60,7 @@ export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
  * oversize result does), so the call does not wait for its deadline; other errors as everywhere.
  */
 async function answerRefusal(
-  rt: Runtime,
+  rt: Pick<Services, "writer" | "config" | "availability">,
   verified: WeakMap<FastifyRequest, string>,
   error: FastifyError,
   request: FastifyRequest,

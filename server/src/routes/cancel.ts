@@ -1,5 +1,5 @@
 import { BrainError } from "@aexhq/brain-contracts";
-import { appendRecords, endCalls, getSession } from "@aexhq/brain-db";
+import { appendRecords, callExists, endCalls, getSession } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { parseInput } from "../plugins/validate.js";
@@ -29,8 +29,7 @@ export async function cancelRoutes(app: FastifyInstance): Promise<void> {
       endCalls({ sessionId: id, seqs: [seq] }, { status: "cancelled", cause: "sdk_cancel" }),
     );
     if (ended.length === 0) {
-      const [row] = await rt.sql`SELECT state FROM calls WHERE session_id = ${id} AND seq = ${seq}`;
-      if (!row) throw new BrainError("call_not_found");
+      if (!(await callExists(rt.sql, id, seq))) throw new BrainError("call_not_found");
       return { cancelled: false, sequence: null };
     }
     return { cancelled: true, sequence: ended[0]!.endSeq };

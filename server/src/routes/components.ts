@@ -1,4 +1,5 @@
 import { BrainError } from "@aexhq/brain-contracts";
+import { componentExists, storeComponent } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { admitComponent } from "../components/admission.js";
@@ -22,8 +23,7 @@ export async function componentRoutes(app: FastifyInstance): Promise<void> {
 
   app.head("/v1/components/:sha256", async (request, reply) => {
     const { sha256 } = parseInput(ParamsSchema, request.params);
-    const [row] = await rt.sql`SELECT 1 FROM components WHERE sha256 = ${sha256}`;
-    return reply.status(row ? 200 : 404).send();
+    return reply.status((await componentExists(rt.sql, sha256)) ? 200 : 404).send();
   });
 
   app.put("/v1/components/:sha256", { bodyLimit: MAX_COMPONENT_BYTES }, async (request, reply) => {
@@ -31,9 +31,7 @@ export async function componentRoutes(app: FastifyInstance): Promise<void> {
     if (!Buffer.isBuffer(request.body))
       throw new BrainError("unsupported_media_type", "Upload the component as application/wasm.");
     const admitted = await admitComponent(request.body, sha256);
-    await rt.sql`
-      INSERT INTO components (sha256, bytes, size, wit) VALUES (${sha256}, ${request.body}, ${admitted.size}, ${admitted.wit})
-      ON CONFLICT (sha256) DO NOTHING`;
+    await storeComponent(rt.sql, { sha256, bytes: request.body, size: admitted.size, wit: admitted.wit });
     return reply.status(201).send(admitted);
   });
 }

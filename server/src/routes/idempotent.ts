@@ -1,6 +1,6 @@
 import { BrainError } from "@aexhq/brain-contracts";
 import { emptyKeys, recall, remember, sha256, type WriteOp } from "@aexhq/brain-db";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 
 /** A stable hash of a parsed request body: key order does not matter, content does. */
 export function requestHash(body: unknown): Buffer {
@@ -24,7 +24,7 @@ function canonical(value: unknown): unknown {
  * returns the first answer (re-read through `replay`), another body is `idempotency_conflict`.
  */
 export async function withIdempotency<R, S>(
-  rt: Runtime,
+  rt: Pick<Services, "writer">,
   scope: string,
   key: string,
   body: unknown,

@@ -10,12 +10,17 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { messagePayload } from "../loop/actor.js";
 import type { TurnEnd } from "../loop/turns.js";
 import { parseInput } from "../plugins/validate.js";
-import type { Runtime } from "../runtime.js";
+import type { Services } from "../services.js";
 import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
 
 /** A user_message append that fails loudly when the session is missing or ended. */
-function appendMessage(rt: Runtime, sessionId: string, text: string, deadline: number | null): WriteOp<number> {
+function appendMessage(
+  rt: Pick<Services, "sql">,
+  sessionId: string,
+  text: string,
+  deadline: number | null,
+): WriteOp<number> {
   const op = appendRecords(sessionId, [{ kind: "user_message", payload: messagePayload(text, deadline) }]);
   return {
     keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
@@ -37,7 +42,7 @@ function activationResult(sequence: number, end: TurnEnd): ActivationResult {
 
 /** Resolves with the activation a message started once it has ended; null if the client left. */
 async function waitForActivation(
-  rt: Runtime,
+  rt: Pick<Services, "sql" | "bus" | "turns" | "closing">,
   request: FastifyRequest,
   sessionId: string,
   messageSeq: number,

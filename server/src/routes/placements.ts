@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { BrainError, type EnvironmentSpec, type ToolPlacement } from "@aexhq/brain-contracts";
-import type { Sql } from "@aexhq/brain-db";
+import { missingComponents, type Sql } from "@aexhq/brain-db";
 
 /**
  * The rules a session's tool placements must satisfy before anything is stored: unique names;
@@ -88,10 +88,7 @@ export async function checkPlacements(
     }
   }
   if (components.size > 0) {
-    const found = await sql<{ sha256: string }[]>`
-      SELECT sha256 FROM components WHERE sha256 = ANY(${sql.array([...components])}::text[])`;
-    const have = new Set(found.map((r) => r.sha256));
-    const missing = [...components].filter((c) => !have.has(c));
+    const missing = await missingComponents(sql, components);
     if (missing.length > 0) throw new BrainError("component_not_found", `Not uploaded: ${missing.join(", ")}.`);
   }
 }

@@ -7,6 +7,7 @@ import {
   type Session,
   type ToolPlacement,
 } from "@aexhq/brain-contracts";
+import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "@aexhq/brain-core/models";
 import {
   createSession,
   deleteSession,
@@ -19,7 +20,6 @@ import {
   sessionNamedHosts,
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
-import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "../models/credentials.js";
 import { ownerFilter, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { withIdempotency } from "./idempotent.js";

@@ -1,9 +1,34 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
-import type { ClaimedWorkerCall } from "@aexhq/brain-db";
+import type { ToolModelCalls } from "@aexhq/brain-core/models";
+import type { ClaimedWorkerCall, JournalWriter, PendingRepairs, SecretBox, Sql } from "@aexhq/brain-db";
 import type { CallReporter } from "../call-reporter.js";
-import type { InvocationDeps } from "../invocation.js";
+import type { ComponentCache } from "../component-cache.js";
 import type { Logger } from "../log.js";
-import type { RunningCall } from "../running-calls.js";
+import type { RunningCall, RunningCalls } from "../running-calls.js";
+import type { SparePool } from "../spare-threads.js";
+
+/** What a worker job runs with (see invocation.ts); drivers get it with their call. */
+export interface InvocationDeps {
+  sql: Sql;
+  writer: JournalWriter;
+  cache: ComponentCache;
+  running: RunningCalls;
+  spares: SparePool;
+  /** The connection this worker's claims go on (it changes if the worker had to re-register). */
+  connectionId(): string;
+  maxEmittedBytes: number;
+  /** Model calls per activation (BRAIN_MAX_MODEL_CALLS), shared with the Agentloop. */
+  maxModelCalls: number;
+  /** Opens session secrets: Environment headers, the provider key for components' model calls. */
+  secrets: SecretBox;
+  /** Model calls of the calls it runs (components' `model` import). */
+  models: ToolModelCalls;
+  /** This worker's id in `servers`. */
+  workerId(): string;
+  /** Journal writes retried each heartbeat until the database takes them (see PendingRepairs). */
+  repairs?: PendingRepairs;
+  log: Logger;
+}
 
 /**
  * One claimed call in the hands of the driver of its Environment. The driver runs it and reports

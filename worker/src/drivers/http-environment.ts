@@ -7,8 +7,9 @@
  * against its input schema first: no SDK runs these tools); every failure is the ordinary error
  * path, never retried.
  */
+
+import { invokeInEnvironment } from "@aexhq/brain-core/environments";
 import { type ClaimedWorkerCall, callbackToken, liveServerUrl } from "@aexhq/brain-db";
-import { invokeInEnvironment } from "@aexhq/brain-server/environments";
 import { setupFailed } from "../call-reporter.js";
 import { checkedOutcome, inputProblem } from "../output-schema.js";
 import type { DriverCall } from "./driver.js";

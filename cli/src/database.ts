@@ -1,0 +1,36 @@
+import { join } from "node:path";
+import { connect, runningEmbeddedUrl, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import type { CliEnv } from "./config.js";
+import { CliError } from "./errors.js";
+
+/**
+ * The database a command works on: DATABASE_URL, else the embedded Postgres of a running
+ * `brain start` on BRAIN_DATA_DIR, else that embedded Postgres started for the command alone.
+ */
+export async function databaseUrl(env: CliEnv): Promise<{ url: string; stop(): Promise<void> }> {
+  if (env.databaseUrl) return { url: env.databaseUrl, stop: async () => {} };
+  const dir = join(env.dataDir, "pg");
+  // The same password file as the server's (see server/src/database.ts).
+  const passwordFile = join(env.dataDir, "pg-password");
+  const running = await runningEmbeddedUrl(dir, passwordFile);
+  if (running) return { url: running, stop: async () => {} };
+  const pg = await startEmbeddedPostgres({ dataDir: dir, passwordFile, log: () => {} });
+  return { url: pg.url, stop: () => pg.stop() };
+}
+
+/** Runs `work` with a small pool on Brain's schema; a database that cannot be reached is a failure. */
+export async function withDatabase<T>(env: CliEnv, work: (sql: Sql, url: string) => Promise<T>): Promise<T> {
+  const db = await databaseUrl(env);
+  const sql = connect(db.url, { schema: env.schema, max: 3, applicationName: "brain-cli" });
+  try {
+    try {
+      await sql`SELECT 1`;
+    } catch (error) {
+      throw new CliError(`database unreachable: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return await work(sql, db.url);
+  } finally {
+    await sql.end({ timeout: 2 });
+    await db.stop();
+  }
+}

@@ -1,0 +1,119 @@
+import { Brain, type ToolContext, tool } from "@aexhq/brain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type SpawnedBrain, spawnBrain } from "../../testkit/brain.js";
+import { scripted } from "../../testkit/turns.js";
+import { until } from "../../testkit/wait.js";
+import { brain, json, spawnBrainCli } from "./support.js";
+
+// Commands through the HTTP API (sessions, calls cancel) and calls ls, against a server process.
+let server: SpawnedBrain;
+let client: Brain;
+let env: Record<string, string>;
+beforeAll(async () => {
+  server = await spawnBrain();
+  client = new Brain({ url: server.url, token: server.token });
+  env = { DATABASE_URL: server.db.url, BRAIN_URL: server.url, BRAIN_TOKEN: server.token };
+});
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+});
+
+/** A tool that hands its context to the test and stays open until cancelled or finished. */
+function heldTool(held: { ctx?: ToolContext }) {
+  return tool({
+    name: "held",
+    description: "Reports progress while the test drives it.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      held.ctx = ctx as ToolContext;
+    },
+  });
+}
+
+async function sessionWithOpenCall() {
+  const held: { ctx?: ToolContext } = {};
+  const session = await client.sessions.create({
+    model: scripted({ toolCalls: [{ name: "held", input: {} }] }, { text: "returned" }),
+    tools: [heldTool(held)()],
+  });
+  expect(await session.send("go")).toBe("returned");
+  await until("the tool's context", () => held.ctx);
+  return { session, ctx: held.ctx! };
+}
+
+describe("brain sessions", () => {
+  it("ls and show list the session; tail follows the journal live, tool progress included, until it ends", async () => {
+    const { session, ctx } = await sessionWithOpenCall();
+    const ls = await brain(["sessions", "ls"], env);
+    expect(ls.code).toBe(0);
+    expect(ls.output).toMatch(/^ID\s+STATUS\s+RECORDS/m);
+    expect(ls.output).toMatch(new RegExp(`^${session.id}\\s+active`, "m"));
+    const lsJson = json<{ id: string }[]>(await brain(["sessions", "ls", "--json"], env));
+    expect(lsJson.map((s) => s.id)).toContain(session.id);
+
+    const show = await brain(["sessions", "show", session.id], env);
+    expect(show.code).toBe(0);
+    expect(show.output).toMatch(/^status:\s+active$/m);
+    expect(show.output).toMatch(/tool_call_started/);
+
+    const tail = spawnBrainCli(["sessions", "tail", session.id], env);
+    await tail.waitForLine(/^\s+1\s+\S+\s+session_created\b/m);
+    // Live: a record committed after the tail started reaches it.
+    await ctx.emit("progress", { step: "half way" });
+    await tail.waitForLine(/^\s+\d+\s+\S+\s+progress\s+.*half way/m);
+    await session.end();
+    expect((await tail.exited).code).toBe(0);
+
+    const raw = await brain(["sessions", "tail", session.id, "--json", "--after", "1"], env);
+    const kinds = raw.output
+      .trim()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as { kind: string }).kind);
+    expect(kinds).toContain("progress");
+    expect(kinds).not.toContain("session_created");
+    const missing = await brain(["sessions", "show", "00000000-0000-4000-8000-000000000000"], env);
+    expect(missing.code).toBe(1);
+    expect(missing.output).toMatch(/404 not_found/);
+  });
+
+  it("fails with exit 1 without a token or a reachable server", async () => {
+    const noToken = await brain(["sessions", "ls"], { ...env, BRAIN_TOKEN: "" });
+    expect(noToken.code).toBe(1);
+    expect(noToken.output).toMatch(/no token: set BRAIN_TOKEN/);
+    const down = await brain(["sessions", "ls"], { ...env, BRAIN_URL: "http://127.0.0.1:1" });
+    expect(down.code).toBe(1);
+    expect(down.output).toMatch(/cannot reach Brain at http:\/\/127.0.0.1:1/);
+    expect((await brain(["sessions", "show"], env)).code).toBe(2);
+  });
+});
+
+describe("brain calls", () => {
+  it("ls --open lists an open call; cancel ends it through the API (the tool's signal fires); it is then no longer open", async () => {
+    const { session, ctx } = await sessionWithOpenCall();
+    const seq = ctx.sequence;
+    const open = json<{ session_id: string; seq: number; status: string }[]>(
+      await brain(["calls", "ls", "--open", "--json"], env),
+    );
+    expect(open).toContainEqual(expect.objectContaining({ session_id: session.id, seq, status: "returned" }));
+    const table = await brain(["calls", "ls", "--open"], env);
+    expect(table.output).toMatch(new RegExp(`^${session.id}\\s+${seq}\\s+held\\s+returned`, "m"));
+
+    const cancelled = await brain(["calls", "cancel", session.id, String(seq)], env);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.output).toMatch(new RegExp(`^cancelled call ${seq} \\(record \\d+\\)$`, "m"));
+    await until("the tool's signal", () => ctx.signal.aborted);
+    const [row] = await server.db.sql`SELECT outcome FROM calls WHERE session_id = ${session.id} AND seq = ${seq}`;
+    expect(row?.outcome).toMatchObject({ status: "cancelled", cause: "sdk_cancel" });
+
+    const after = json<{ session_id: string }[]>(await brain(["calls", "ls", "--open", "--json"], env));
+    expect(after.filter((c) => c.session_id === session.id)).toEqual([]);
+    const all = json<{ session_id: string; outcome: string }[]>(await brain(["calls", "ls", "--json"], env));
+    expect(all).toContainEqual(expect.objectContaining({ session_id: session.id, outcome: "cancelled" }));
+    const again = await brain(["calls", "cancel", session.id, String(seq), "--json"], env);
+    expect(json(again)).toEqual({ cancelled: false, sequence: null });
+    expect((await brain(["calls", "cancel", session.id, "999"], env)).code).toBe(1);
+    expect((await brain(["calls", "cancel", session.id], env)).code).toBe(2);
+  });
+});

@@ -1,0 +1,119 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
+import { LISTENING } from "../../testkit/server-process.js";
+import { brain, emptyDataDir, json, spawnBrainCli } from "./support.js";
+
+// brain start, brain worker and brain doctor, as the processes an operator runs.
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+interface Doctor {
+  ok: boolean;
+  checks: { check: string; status: string; detail: string }[];
+}
+const status = (d: Doctor, check: string) => d.checks.find((c) => c.check === check)?.status;
+
+describe("brain start, worker and doctor", () => {
+  it("start serves with an in-process worker, worker adds one, doctor sees both and every check passes", async () => {
+    const base = { DATABASE_URL: db.url, BRAIN_SECRET_KEY: TEST_SECRET_KEY };
+    const before = json<Doctor>(await brain(["doctor", "--json"], base));
+    // No server or worker yet: warnings, not failures.
+    expect(before.ok).toBe(true);
+    expect([status(before, "servers"), status(before, "workers")]).toEqual(["warn", "warn"]);
+
+    const token = randomBytes(24).toString("base64url");
+    const start = spawnBrainCli(["start"], {
+      ...base,
+      BRAIN_PORT: "0",
+      BRAIN_API_TOKEN: token,
+      BRAIN_LOG_LEVEL: "warn",
+    });
+    const worker = spawnBrainCli(["worker"], base);
+    try {
+      const [, url] = await start.waitForLine(LISTENING, 30_000);
+      await start.waitForLine(/^Worker: in-process/m, 30_000);
+      await worker.waitForLine(/^Brain worker ready \(id [0-9a-f-]+, concurrency \d+\)$/m, 30_000);
+      const res = await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+
+      const run = await brain(["doctor", "--json"], base);
+      expect(run.code).toBe(0);
+      const d = json<Doctor>(run);
+      expect(d.ok).toBe(true);
+      for (const check of [
+        "database",
+        "schema",
+        "pg-boss",
+        "listen/notify",
+        "clock (this host)",
+        "servers",
+        "workers",
+      ]) {
+        expect([check, status(d, check)]).toEqual([check, "ok"]);
+      }
+      expect(d.checks.find((c) => c.check === "workers")?.detail).toBe("2 alive");
+      expect(status(d, `clock ${url}`)).toBe("ok");
+      const table = await brain(["doctor"], base);
+      expect(table.output).toMatch(/^listen\/notify\s+ok\s+a NOTIFY reached a LISTEN/m);
+
+      await start.stop();
+      expect((await start.exited).code).toBe(0);
+      await worker.stop();
+      expect((await worker.exited).code).toBe(0);
+    } finally {
+      await start.kill();
+      await worker.kill();
+    }
+  });
+
+  it("doctor fails (exit 1) on an unmigrated database and on one it cannot reach", async () => {
+    const empty = await createEmptyDatabase();
+    try {
+      const run = await brain(["doctor", "--json"], { DATABASE_URL: empty.url });
+      expect(run.code).toBe(1);
+      const d = json<Doctor>(run);
+      expect(status(d, "schema")).toBe("fail");
+      expect(d.checks.find((c) => c.check === "schema")?.detail).toMatch(/run brain migrate/);
+    } finally {
+      await empty.drop();
+    }
+    const down = await brain(["doctor"], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/postgres" });
+    expect(down.code).toBe(1);
+    expect(down.output).toMatch(/^database\s+fail\s+database unreachable/m);
+  });
+
+  it("without DATABASE_URL, commands use the embedded Postgres of a running brain start (never a second one) and its saved token", async () => {
+    const dataDir = emptyDataDir();
+    const local = { DATABASE_URL: undefined, BRAIN_DATA_DIR: dataDir, BRAIN_SECRET_KEY: TEST_SECRET_KEY };
+    const start = spawnBrainCli(["start"], {
+      ...local,
+      BRAIN_PORT: "0",
+      BRAIN_WORKER: "0",
+      BRAIN_API_TOKEN: undefined,
+    });
+    try {
+      const [, url] = await start.waitForLine(LISTENING, 90_000);
+      // No BRAIN_TOKEN: the operator token brain start generated and saved under BRAIN_DATA_DIR.
+      const ls = await brain(["sessions", "ls"], { ...local, BRAIN_URL: url });
+      expect(ls.code).toBe(0);
+      const q = await brain(["sql", "--", "-At", "-c", "SELECT count(*) FROM servers WHERE stopped_at IS NULL"], local);
+      expect([q.code, q.output.trim()]).toEqual([0, "1"]);
+      // The server's Postgres was used, not restarted under it.
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      await start.stop();
+      expect((await start.exited).code).toBe(0);
+      // With nothing running, a command starts the embedded Postgres for itself and stops it.
+      const calls = await brain(["calls", "ls"], local, 90_000);
+      expect([calls.code, calls.output.trim()]).toEqual([0, "(none)"]);
+    } finally {
+      await start.kill();
+    }
+  });
+});

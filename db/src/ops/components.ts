@@ -1,0 +1,35 @@
+import type { Sql } from "postgres";
+
+/** Uploaded WebAssembly components, content-addressed by the SHA-256 of their bytes. */
+
+export async function componentExists(sql: Sql, sha256: string): Promise<boolean> {
+  const [row] = await sql`SELECT 1 FROM components WHERE sha256 = ${sha256}`;
+  return row !== undefined;
+}
+
+/** Which of these digests have not been uploaded. */
+export async function missingComponents(sql: Sql, digests: Iterable<string>): Promise<string[]> {
+  const wanted = [...digests];
+  if (wanted.length === 0) return [];
+  const found = await sql<{ sha256: string }[]>`
+    SELECT sha256 FROM components WHERE sha256 = ANY(${sql.array(wanted)}::text[])`;
+  const have = new Set(found.map((r) => r.sha256));
+  return wanted.filter((c) => !have.has(c));
+}
+
+/** Stores an admitted upload; the same bytes uploaded twice are stored once. */
+export async function storeComponent(
+  sql: Sql,
+  component: { sha256: string; bytes: Buffer; size: number; wit: string },
+): Promise<void> {
+  const { sha256, bytes, size, wit } = component;
+  await sql`
+    INSERT INTO components (sha256, bytes, size, wit) VALUES (${sha256}, ${bytes}, ${size}, ${wit})
+    ON CONFLICT (sha256) DO NOTHING`;
+}
+
+/** A component's bytes, or null when it was never uploaded. */
+export async function componentBytes(sql: Sql, sha256: string): Promise<Buffer | null> {
+  const [row] = await sql<{ bytes: Buffer }[]>`SELECT bytes FROM components WHERE sha256 = ${sha256}`;
+  return row?.bytes ?? null;
+}

@@ -1,0 +1,21 @@
+import type { Sql } from "postgres";
+import { SERVER_STALE_SECONDS } from "./ownership.js";
+
+/**
+ * Crash recovery's verdict: every other process (server or worker) whose heartbeat is older than
+ * the stale window is marked stopped, once (the UPDATE is the claim: two servers sweeping together
+ * never both declare the same one). A direct write, not through the journal writer: it writes no
+ * journal record; the caller ends the dead one's calls through the writer afterwards.
+ */
+export async function declareDeadServers(sql: Sql, selfId: string): Promise<{ id: string; kind: string }[]> {
+  return sql<{ id: string; kind: string }[]>`
+    UPDATE servers SET stopped_at = now()
+    WHERE stopped_at IS NULL AND id <> ${selfId}
+      AND heartbeat_at < now() - make_interval(secs => ${SERVER_STALE_SECONDS})
+    RETURNING id, kind`;
+}
+
+/** Closes the host connections a dead server held (after its calls were ended). */
+export async function closeServerConnections(sql: Sql, serverId: string): Promise<void> {
+  await sql`UPDATE host_connections SET closed_at = now() WHERE server_id = ${serverId} AND closed_at IS NULL`;
+}

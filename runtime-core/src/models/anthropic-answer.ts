@@ -1,0 +1,146 @@
+import type { ModelToolCall } from "@aexhq/brain-contracts";
+import { isJsonResponse, jsonBody, streamedError } from "./provider-http.js";
+import { eventJson, sseEvents } from "./sse.js";
+import { ModelCallError, type ProviderResponse, type StopReason } from "./types.js";
+import { count, type Json, object, string, toolArguments } from "./wire.js";
+
+const PROVIDER = "Anthropic";
+
+interface Block {
+  type: string;
+  text: string;
+  id?: string;
+  name?: string;
+  /** input_json_delta pieces of a tool_use block. */
+  json: string;
+  /** A tool_use block's input as content_block_start gave it. */
+  input?: unknown;
+}
+
+/**
+ * Reads a Messages answer: normally an event stream (message_start, content blocks, message_delta,
+ * message_stop, with pings and possibly an `error` event anywhere), or a JSON message from servers
+ * that do not stream.
+ */
+export async function readAnthropicAnswer(response: Response, configModel: string): Promise<ProviderResponse> {
+  if (isJsonResponse(response)) return message(await jsonBody(PROVIDER, response), configModel);
+  if (!response.body) throw new ModelCallError("model_error", `${PROVIDER} answered without a body`);
+
+  const blocks = new Map<number, Block>();
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  let model: string | undefined;
+  let stop: string | undefined;
+  let done = false;
+  for await (const event of sseEvents(response.body)) {
+    const data = eventJson(event, PROVIDER);
+    const index = typeof data.index === "number" ? data.index : -1;
+    switch (string(data.type) ?? event.event) {
+      case "message_start": {
+        const start = object(data.message);
+        model = string(start?.model) || model;
+        const u = object(start?.usage);
+        if (u) {
+          usage.inputTokens = inputTokens(u);
+          usage.outputTokens = count(u.output_tokens);
+        }
+        break;
+      }
+      case "content_block_start": {
+        const block = object(data.content_block);
+        const type = string(block?.type) ?? "other";
+        blocks.set(index, {
+          type,
+          text: string(block?.text) ?? "",
+          json: "",
+          ...(type === "tool_use" ? { id: string(block?.id), name: string(block?.name), input: block?.input } : {}),
+        });
+        break;
+      }
+      case "content_block_delta": {
+        const delta = object(data.delta);
+        const block = blocks.get(index);
+        if (!block)
+          throw new ModelCallError("model_error", `${PROVIDER} streamed a delta for a block it never started`);
+        if (delta?.type === "text_delta") block.text += string(delta.text) ?? "";
+        else if (delta?.type === "input_json_delta") block.json += string(delta.partial_json) ?? "";
+        break;
+      }
+      case "message_delta": {
+        stop = string(object(data.delta)?.stop_reason) || stop;
+        // Counts here are cumulative: they replace message_start's.
+        const u = object(data.usage);
+        if (u?.output_tokens !== undefined) usage.outputTokens = count(u.output_tokens);
+        if (u?.input_tokens !== undefined) usage.inputTokens = inputTokens(u);
+        break;
+      }
+      case "message_stop":
+        done = true;
+        break;
+      case "error":
+        throw streamedError(PROVIDER, data);
+      // ping, content_block_stop and event types added later carry nothing needed here.
+    }
+    if (done) break;
+  }
+  if (!done) throw new ModelCallError("model_error", `${PROVIDER}'s stream ended before the answer was complete`);
+
+  const ordered = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block);
+  const toolCalls = ordered
+    .filter((b) => b.type === "tool_use")
+    .map((b, i) => {
+      const input = b.json.trim() === "" && object(b.input) ? b.input : toolArguments(PROVIDER, b.name ?? "", b.json);
+      return toolCall(b.id, b.name, input, i);
+    });
+  const text = ordered
+    .filter((b) => b.type === "text")
+    .map((b) => b.text)
+    .join("");
+  return { text, toolCalls, usage, stopReason: stopReason(stop), model: model ?? configModel };
+}
+
+/** The non-streaming message shape. */
+function message(body: unknown, configModel: string): ProviderResponse {
+  const json = object(body);
+  if (json?.type === "error" || json?.error !== undefined) throw streamedError(PROVIDER, json);
+  if (!json || !Array.isArray(json.content)) {
+    throw new ModelCallError("model_error", `${PROVIDER} answered without message content`);
+  }
+  const content = json.content.map(object).filter((b): b is Json => b !== undefined);
+  const u = object(json.usage);
+  return {
+    text: content
+      .filter((b) => b.type === "text")
+      .map((b) => string(b.text) ?? "")
+      .join(""),
+    toolCalls: content
+      .filter((b) => b.type === "tool_use")
+      .map((b, i) => toolCall(string(b.id), string(b.name), b.input ?? {}, i)),
+    usage: { inputTokens: u ? inputTokens(u) : 0, outputTokens: count(u?.output_tokens) },
+    stopReason: stopReason(string(json.stop_reason)),
+    model: string(json.model) || configModel,
+  };
+}
+
+/** Cached prompt tokens are reported apart from `input_tokens`; they are input all the same. */
+function inputTokens(usage: Json): number {
+  return count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
+}
+
+function toolCall(id: string | undefined, name: string | undefined, input: unknown, position: number): ModelToolCall {
+  if (!name) throw new ModelCallError("model_error", `${PROVIDER} answered a tool call without a name`);
+  return { id: id || `toolu_${position}`, name, input: input as ModelToolCall["input"] };
+}
+
+function stopReason(reason: string | undefined): StopReason {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "end";
+    case "tool_use":
+      return "tool_calls";
+    case "max_tokens":
+      return "max_tokens";
+    default:
+      return "other";
+  }
+}

@@ -1,0 +1,45 @@
+import { type ModelConfig, storableText, toStorable } from "@aexhq/brain-contracts";
+import { AnthropicProvider } from "./anthropic.js";
+import { OpenAIProvider } from "./openai.js";
+import { ScriptedProvider } from "./scripted.js";
+import { ModelCallError, type ModelProvider } from "./types.js";
+
+// The factory lives apart from the provider seam (types.ts), which every provider imports: this
+// module imports every provider, so keeping the two together made one import circle of them all.
+
+export function createProvider(config: ModelConfig): ModelProvider {
+  switch (config.provider) {
+    case "scripted":
+      return storableAnswers(new ScriptedProvider(config.script, config.toolScript ?? []));
+    case "openai":
+      return storableAnswers(new OpenAIProvider(config));
+    case "anthropic":
+      return storableAnswers(new AnthropicProvider(config));
+  }
+}
+
+/**
+ * A provider's answers and error messages are text from outside, journaled as they are: a NUL
+ * character or an unpaired surrogate in them would make every write of the answer fail, and the
+ * model call and its turn would never end. Such characters become U+FFFD instead.
+ */
+function storableAnswers(provider: ModelProvider): ModelProvider {
+  return {
+    name: provider.name,
+    async complete(request, context) {
+      try {
+        return toStorable(await provider.complete(request, context));
+      } catch (error) {
+        if (!(error instanceof ModelCallError)) throw error;
+        throw new ModelCallError(error.code, storableText(error.message), error.status);
+      }
+    },
+  };
+}
+
+/** What the journal and the sessions table keep of a provider configuration: never credentials. */
+export function publicModelConfig(config: ModelConfig): Record<string, unknown> {
+  if (config.provider === "scripted") return { provider: "scripted" };
+  const { apiKey: _secret, ...rest } = config;
+  return rest;
+}

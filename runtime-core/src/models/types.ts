@@ -1,0 +1,71 @@
+import type {
+  ErrorCode,
+  ModelMessage,
+  ModelTool,
+  ModelToolCall,
+  ModelUsage,
+  ResponseFormat,
+} from "@aexhq/brain-contracts";
+
+/**
+ * The provider seam: the Agentloop and tools' model calls both go through `complete`. A provider
+ * is stateless between calls; the session's configuration (with its decrypted key) builds it.
+ */
+export type { ModelMessage, ModelTool, ModelToolCall };
+
+export interface ProviderRequest {
+  /** Empty or absent: no system prompt. */
+  system?: string;
+  messages: ModelMessage[];
+  /** Empty: the model is offered no tools. */
+  tools: ModelTool[];
+  /** Absent: the provider's default (free text); no conversation default is applied. */
+  responseFormat?: ResponseFormat;
+  maxTokens?: number;
+}
+
+export type StopReason = "end" | "tool_calls" | "max_tokens" | "other";
+
+export interface ProviderResponse {
+  text: string;
+  toolCalls: ModelToolCall[];
+  usage: ModelUsage;
+  stopReason: StopReason;
+  /** The model that answered, as the provider named it. */
+  model: string;
+}
+
+export interface ModelCallContext {
+  /** Aborts the provider request (tool finished, deadline, shutdown). */
+  signal: AbortSignal;
+  /** 0-based count of the session's earlier model calls of the same origin (the scripted provider's position). */
+  index: number;
+  /** "agentloop" or "tool": the scripted provider answers tool requests from its toolScript. */
+  origin: "agentloop" | "tool";
+}
+
+export interface ModelProvider {
+  readonly name: string;
+  complete(request: ProviderRequest, context: ModelCallContext): Promise<ProviderResponse>;
+}
+
+/** A provider failure with one of the documented model_* codes. */
+export class ModelCallError extends Error {
+  constructor(
+    readonly code: Extract<
+      ErrorCode,
+      | "model_error"
+      | "model_auth_failed"
+      | "model_rate_limited"
+      | "model_bad_request"
+      | "model_unavailable"
+      | "model_timeout"
+    >,
+    message: string,
+    /** The provider's HTTP status, when it answered one. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "ModelCallError";
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The services of a server process as the modules that use them see them. Each module takes
+ * `Pick<Services, …>` of the few fields it uses; runtime.ts alone builds the services and wires
+ * them together. This module is a leaf: it names types of the database package and of modules
+ * that take no services (bus, config, registry, deadline jobs, turns, tool model calls), never
+ * one that does, so no import circle runs through it. The two services that do take services,
+ * the dispatcher and the actors, appear here as the interfaces their users call.
+ */
+
+import type { ModelToolCall, ToolModelCalls } from "@aexhq/brain-core/models";
+import type {
+  Appended,
+  DatabaseAvailability,
+  JournalWriter,
+  NewRecord,
+  PendingRepairs,
+  SecretBox,
+  Sql,
+} from "@aexhq/brain-db";
+import type { FastifyBaseLogger } from "fastify";
+import type { PgBoss } from "pg-boss";
+import type { CommitBus } from "./bus.js";
+import type { Config } from "./config.js";
+import type { HostLink } from "./hosts/link.js";
+import type { HostRegistry } from "./hosts/registry.js";
+import type { DeadlineJobs } from "./loop/deadline-jobs.js";
+import type { SessionInfo } from "./loop/session-info.js";
+import type { TurnNotices } from "./loop/turns.js";
+
+/** Routes tool calls to hosts (hosts/dispatch.ts). */
+export interface CallDispatch {
+  /** tool_call_started records for a model response, each with its routing and deadline. */
+  plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[], caller: number | null): NewRecord[];
+  /** Sends what a commit dispatched, and refuses calls to tools the session does not have. */
+  afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
+  /** Claims and sends a host's pending calls on one of its connections. */
+  claimFor(conn: HostLink, only?: string[]): Promise<void>;
+}
+
+/** The sessions whose Agentloop runs here (loop/actors.ts), as recovery sees them. */
+export interface SessionResumer {
+  /** Claims the session and runs its actor here, unless another live server owns it. */
+  resume(sessionId: string): Promise<unknown>;
+}
+
+export interface Services {
+  readonly serverId: string;
+  readonly config: Config;
+  readonly sql: Sql;
+  readonly writer: JournalWriter;
+  readonly bus: CommitBus;
+  readonly hosts: HostRegistry;
+  readonly dispatch: CallDispatch;
+  readonly actors: SessionResumer;
+  readonly deadlineJobs: DeadlineJobs;
+  readonly boss: PgBoss;
+  readonly log: FastifyBaseLogger;
+  /** Seals and opens session secrets (provider keys, Environment headers) under BRAIN_SECRET_KEY. */
+  readonly secrets: SecretBox;
+  /** Model calls of the tools whose host connections are on this server (ctx.model). */
+  readonly toolModels: Pick<ToolModelCalls, "call">;
+  /** Ended activations, announced in-process by the actors that wrote them. */
+  readonly turns: TurnNotices;
+  /** Aborted when the server starts shutting down: requests waiting on a turn give up. */
+  readonly closing: AbortSignal;
+  /** Whether the database answers; requests fail fast with `database_unavailable` while it does not. */
+  readonly availability: DatabaseAvailability;
+  /** Writes that failed while the database was away and must still happen (retried each heartbeat). */
+  readonly repairs: PendingRepairs;
+}
