@@ -1,0 +1,67 @@
+import { parseArgs } from "node:util";
+
+export const FAULT_KINDS = [
+  "server_kill",
+  "worker_kill",
+  "host_kill",
+  "pg_restart_fast",
+  "pg_restart_immediate",
+  "pg_terminate_backends",
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface ChaosOptions {
+  seed: number;
+  /** How long load and faults run; then faults stop and the quiet period begins. */
+  seconds: number;
+  /** Sessions per host process (there are two host processes). */
+  sessionsPerHost: number;
+  /** Pause between faults, min and max, in ms. */
+  faultGapMs: [number, number];
+  faults: FaultKind[];
+  /** Keep the run directory (logs, host records) even when every check passes. */
+  keep: boolean;
+}
+
+const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--keep]
+  --quick      a short run for CI (60 s of faults)
+  --seconds N  seconds of load with faults (default 180)
+  --seed N     reproduces the scripts and the fault schedule (default: random, printed)
+  --faults     subset of ${FAULT_KINDS.join(",")} (default: all)
+  --keep       keep the run directory (server, worker and host logs) even on success`;
+
+export function parseOptions(argv: string[]): ChaosOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      seconds: { type: "string" },
+      seed: { type: "string" },
+      faults: { type: "string" },
+      keep: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const number = (name: string, text: string | undefined, fallback: number) => {
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} takes a non-negative integer\n${USAGE}`);
+    return n;
+  };
+  const faults = (values.faults?.split(",").map((s) => s.trim()) ?? [...FAULT_KINDS]) as FaultKind[];
+  for (const f of faults) {
+    if (!FAULT_KINDS.includes(f)) throw new Error(`unknown fault ${JSON.stringify(f)}\n${USAGE}`);
+  }
+  return {
+    seed: number("seed", values.seed, Math.floor(Math.random() * 2 ** 31)),
+    seconds: number("seconds", values.seconds, values.quick ? 60 : 180),
+    sessionsPerHost: values.quick ? 2 : 3,
+    faultGapMs: values.quick ? [2_000, 4_000] : [2_000, 6_000],
+    faults,
+    keep: values.keep,
+  };
+}
