@@ -79,17 +79,7 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
 async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   const batch = o.batch ?? PRUNE_BATCH;
   const secs = o.olderThanSeconds;
-  const counts: PruneCounts = {
-    sessions: 0,
-    records: 0,
-    idempotencyKeys: 0,
-    hostConnections: 0,
-    replicas: 0,
-    servers: 0,
-    components: 0,
-    hosts: 0,
-    writerMarks: 0,
-  };
+  const counts = { sessions: 0, records: 0 } as PruneCounts;
   // Batches until one comes back short: each is its own transaction, so none holds locks long.
   const loop = async (limit: number, step: (limit: number) => Promise<number>): Promise<number> => {
     let total = 0;
@@ -124,132 +114,117 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
       RETURNING id`;
     return rows.length;
   });
-  // Keys are small rows: larger batches.
-  counts.idempotencyKeys = await loop(batch * 20, async (limit) => {
-    const rows = await sql`
-      DELETE FROM idempotency_keys WHERE (scope, key_hash) IN (
-        SELECT scope, key_hash FROM idempotency_keys
-        WHERE created_at < now() - make_interval(secs => ${IDEMPOTENCY_KEEP_SECONDS})
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING scope`;
-    return rows.length;
-  });
-  // A closed connection with a call still open on it (cannot happen: closing ends them) is kept.
-  counts.hostConnections = await loop(batch, async (limit) => {
-    const rows = await sql`
-      DELETE FROM host_connections WHERE id IN (
-        SELECT hc.id FROM host_connections hc
-        WHERE hc.closed_at < now() - make_interval(secs => ${secs})
-          AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.connection_id = hc.id AND c.state IN ('running', 'returned'))
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
-    return rows.length;
-  });
-  // A replica registration (one per serving process) not connected within the window: its process
-  // is long gone. Its closed connections go with it (cascade).
-  counts.replicas = await loop(batch, async (limit) => {
-    const rows = await sql`
-      DELETE FROM host_replicas WHERE id IN (
-        SELECT r.id FROM host_replicas r
-        WHERE r.created_at < now() - make_interval(secs => ${secs})
-          AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.replica_id = r.id
-            AND (h.closed_at IS NULL OR h.closed_at >= now() - make_interval(secs => ${secs})))
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
-    return rows.length;
-  });
-  // A server or worker stopped (and silent) for the window, that nothing refers to any more.
-  counts.servers = await loop(batch, async (limit) => {
-    const rows = await sql`
-      DELETE FROM servers WHERE id IN (
-        SELECT s.id FROM servers s
-        WHERE s.stopped_at < now() - make_interval(secs => ${secs})
-          AND s.heartbeat_at < now() - make_interval(secs => ${secs})
-          AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.owner_id = s.id)
-          AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.server_id = s.id)
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
-    return rows.length;
-  });
-  // Components no session (active or within the window) places, uploaded before the window.
-  // Components are large rows and the reference check scans sessions' tools: few at a time.
-  counts.components = await loop(Math.min(batch, 10), async (limit) => {
-    const rows = await sql`
-      DELETE FROM components WHERE sha256 IN (
-        SELECT c.sha256 FROM components c
-        WHERE c.created_at < now() - make_interval(secs => ${secs})
-          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE strpos(s.tools::text, c.sha256) > 0)
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING sha256`;
-    return rows.length;
-  });
-  // After the sessions, connections and replicas above: what is left of a host is its row (and
-  // closed connections older than the window, which go with it by cascade).
-  counts.hosts = await loop(batch, async (limit) => {
-    const rows = await sql`
-      DELETE FROM hosts WHERE id IN (
-        SELECT h.id FROM hosts h
-        WHERE h.created_at < now() - make_interval(secs => ${secs})
-          AND coalesce(h.last_connected_at, h.created_at) < now() - make_interval(secs => ${secs})
-          AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.host_id = h.id)
-          AND NOT EXISTS (SELECT 1 FROM session_hosts sh WHERE sh.host_id = h.id)
-          AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.host_id = h.id)
-          AND NOT EXISTS (SELECT 1 FROM host_connections hc WHERE hc.host_id = h.id
-            AND (hc.closed_at IS NULL OR hc.closed_at >= now() - make_interval(secs => ${secs})))
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
-    return rows.length;
-  });
-  counts.writerMarks = await loop(batch, async (limit) => {
-    const rows = await sql`
-      DELETE FROM writer_marks WHERE writer_id IN (
-        SELECT writer_id FROM writer_marks WHERE at < now() - make_interval(secs => ${secs})
-        LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING writer_id`;
-    return rows.length;
-  });
+  for (const rule of RULES) {
+    counts[rule.counts] = await loop(rule.batch(batch), async (limit) => {
+      const rows = await sql`
+        DELETE FROM ${sql.unsafe(rule.from)} WHERE (${sql.unsafe(rule.key)}) IN (
+          SELECT ${sql.unsafe(rule.key)} FROM ${sql.unsafe(rule.from)} WHERE ${rule.expired(sql, secs)}
+          LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        RETURNING 1`;
+      return rows.length;
+    });
+  }
   return counts;
 }
 
-/** What a prune would delete now (the same conditions, counted). */
+/** What a prune would delete now: the same conditions, counted. */
 async function count(sql: Sql, secs: number): Promise<PruneCounts> {
-  const [row] = await sql<Record<keyof PruneCounts, string>[]>`
-    SELECT
-      (SELECT count(*) FROM sessions
-        WHERE status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})) AS sessions,
-      (SELECT coalesce(sum(last_seq), 0) FROM sessions
-        WHERE status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})) AS records,
-      (SELECT count(*) FROM idempotency_keys
-        WHERE created_at < now() - make_interval(secs => ${IDEMPOTENCY_KEEP_SECONDS})) AS "idempotencyKeys",
-      (SELECT count(*) FROM host_connections hc WHERE hc.closed_at < now() - make_interval(secs => ${secs})
-        AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.connection_id = hc.id AND c.state IN ('running', 'returned')))
-        AS "hostConnections",
-      (SELECT count(*) FROM host_replicas r WHERE r.created_at < now() - make_interval(secs => ${secs})
-        AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.replica_id = r.id
-          AND (h.closed_at IS NULL OR h.closed_at >= now() - make_interval(secs => ${secs})))) AS replicas,
-      (SELECT count(*) FROM servers s
-        WHERE s.stopped_at < now() - make_interval(secs => ${secs})
-          AND s.heartbeat_at < now() - make_interval(secs => ${secs})) AS servers,
-      (SELECT count(*) FROM components c WHERE c.created_at < now() - make_interval(secs => ${secs})
-        AND NOT EXISTS (SELECT 1 FROM sessions s WHERE strpos(s.tools::text, c.sha256) > 0)) AS components,
-      (SELECT count(*) FROM hosts h WHERE h.created_at < now() - make_interval(secs => ${secs})
-        AND coalesce(h.last_connected_at, h.created_at) < now() - make_interval(secs => ${secs})
-        AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.host_id = h.id)
-        AND NOT EXISTS (SELECT 1 FROM session_hosts sh WHERE sh.host_id = h.id)
-        AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.host_id = h.id)
-        AND NOT EXISTS (SELECT 1 FROM host_connections hc WHERE hc.host_id = h.id
-          AND (hc.closed_at IS NULL OR hc.closed_at >= now() - make_interval(secs => ${secs})))) AS hosts,
-      (SELECT count(*) FROM writer_marks WHERE at < now() - make_interval(secs => ${secs})) AS "writerMarks"`;
-  const r = row!;
-  return {
-    sessions: Number(r.sessions),
-    records: Number(r.records),
-    idempotencyKeys: Number(r.idempotencyKeys),
-    hostConnections: Number(r.hostConnections),
-    replicas: Number(r.replicas),
-    servers: Number(r.servers),
-    components: Number(r.components),
-    hosts: Number(r.hosts),
-    writerMarks: Number(r.writerMarks),
-  };
+  const expired = sql`status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})`;
+  const [journals] = await sql<{ sessions: string; records: string }[]>`
+    SELECT count(*) AS sessions, coalesce(sum(last_seq), 0) AS records FROM sessions WHERE ${expired}`;
+  const counts = { sessions: Number(journals!.sessions), records: Number(journals!.records) } as PruneCounts;
+  for (const rule of RULES) {
+    const [row] = await sql<{ n: string }[]>`
+      SELECT count(*) AS n FROM ${sql.unsafe(rule.from)} WHERE ${rule.expired(sql, secs)}`;
+    counts[rule.counts] = Number(row!.n);
+  }
+  return counts;
 }
+
+/**
+ * What else retention bounds, in the order it goes: after the sessions, which release servers
+ * (owner_id), components (tools) and hosts in turn. Each condition is written once and serves both
+ * the delete and the dry run. `from` and `key` are fixed SQL of this module, never input.
+ */
+interface Rule {
+  counts: Exclude<keyof PruneCounts, "sessions" | "records">;
+  from: string;
+  key: string;
+  batch: (base: number) => number;
+  expired: (sql: Sql, secs: number) => ReturnType<Sql>;
+}
+
+const ago = (sql: Sql, secs: number) => sql`now() - make_interval(secs => ${secs})`;
+
+const RULES: Rule[] = [
+  {
+    // Small rows: larger batches. Kept a day whatever the window: a retry comes within a day.
+    counts: "idempotencyKeys",
+    from: "idempotency_keys",
+    key: "scope, key_hash",
+    batch: (b) => b * 20,
+    expired: (sql) => sql`created_at < ${ago(sql, IDEMPOTENCY_KEEP_SECONDS)}`,
+  },
+  {
+    // A closed connection with a call still open on it (cannot happen: closing ends them) is kept.
+    counts: "hostConnections",
+    from: "host_connections hc",
+    key: "hc.id",
+    batch: (b) => b,
+    expired: (sql, secs) => sql`hc.closed_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.connection_id = hc.id AND c.state IN ('running', 'returned'))`,
+  },
+  {
+    // A replica registration (one per serving process) not connected within the window: its
+    // process is long gone. Its closed connections go with it (cascade).
+    counts: "replicas",
+    from: "host_replicas r",
+    key: "r.id",
+    batch: (b) => b,
+    expired: (sql, secs) => sql`r.created_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.replica_id = r.id
+        AND (h.closed_at IS NULL OR h.closed_at >= ${ago(sql, secs)}))`,
+  },
+  {
+    // A server or worker stopped (and silent) for the window, that nothing refers to any more.
+    counts: "servers",
+    from: "servers s",
+    key: "s.id",
+    batch: (b) => b,
+    expired: (sql, secs) => sql`s.stopped_at < ${ago(sql, secs)} AND s.heartbeat_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.owner_id = s.id)
+      AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.server_id = s.id)`,
+  },
+  {
+    // Components no session (active or within the window) places, uploaded before the window.
+    // Large rows, and the reference check scans sessions' tools: few at a time.
+    counts: "components",
+    from: "components c",
+    key: "c.sha256",
+    batch: (b) => Math.min(b, 10),
+    expired: (sql, secs) => sql`c.created_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM sessions s WHERE strpos(s.tools::text, c.sha256) > 0)`,
+  },
+  {
+    // What is left of a host no session refers to any more is its row (and closed connections
+    // older than the window, which go with it by cascade).
+    counts: "hosts",
+    from: "hosts h",
+    key: "h.id",
+    batch: (b) => b,
+    expired: (sql, secs) => sql`h.created_at < ${ago(sql, secs)}
+      AND coalesce(h.last_connected_at, h.created_at) < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.host_id = h.id)
+      AND NOT EXISTS (SELECT 1 FROM session_hosts sh WHERE sh.host_id = h.id)
+      AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.host_id = h.id)
+      AND NOT EXISTS (SELECT 1 FROM host_connections hc WHERE hc.host_id = h.id
+        AND (hc.closed_at IS NULL OR hc.closed_at >= ${ago(sql, secs)}))`,
+  },
+  {
+    counts: "writerMarks",
+    from: "writer_marks",
+    key: "writer_id",
+    batch: (b) => b,
+    expired: (sql, secs) => sql`at < ${ago(sql, secs)}`,
+  },
+];
