@@ -28,6 +28,12 @@ export const SharedEnvSchema = z.object({
   BRAIN_DATA_DIR: z.string().min(1).default(".brain"),
   NODE_ENV: z.string().optional(),
   BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /**
+   * Prometheus metrics: a server's GET /metrics behind the operator token (`token`, the default:
+   * it names tools) or `open` (a scraper on a private network); a worker's on its health port
+   * unless `off`. `off` counts nothing.
+   */
+  BRAIN_METRICS: z.enum(["token", "open", "off"]).default("token"),
 });
 
 /** Validates an environment once, in an entry point; the error names every bad variable. */

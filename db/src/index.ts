@@ -169,4 +169,4 @@ export {
   SCHEMA_NAME_PATTERN,
 } from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
-export { JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";
+export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

@@ -15,6 +15,7 @@ import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
 import { messageRoutes } from "./routes/messages.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { namedHostRoutes, replicaSocketRoutes } from "./routes/named-hosts.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -88,6 +89,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   await app.register(replicaSocketRoutes);
   await app.register(callCallbackRoutes);
   await app.register(callModelRoutes);
+  if (options.config.metrics === "open") await app.register(metricsRoutes);
   await app.register(async (api) => {
     // Authentication (operator or application token), then each route's access rule.
     api.addHook("onRequest", authenticate(digest(options.apiToken), options.sql));
@@ -100,6 +102,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(eventRoutes);
     await api.register(cancelRoutes);
     await api.register(componentRoutes);
+    if (options.config.metrics === "token") await api.register(metricsRoutes);
   });
   return app;
 }

@@ -58,6 +58,8 @@ export interface Config {
   retentionDays: number;
   /** AES-256-GCM key for secrets at rest (BRAIN_SECRET_KEY, or the generated dev key). */
   secretKey: Buffer;
+  /** BRAIN_METRICS: who may read GET /metrics, or no metrics. */
+  metrics: "token" | "open" | "off";
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -80,5 +82,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     publicUrl: c.BRAIN_PUBLIC_URL,
     retentionDays: c.BRAIN_RETENTION_DAYS,
     secretKey: resolveSecretKey(c),
+    metrics: c.BRAIN_METRICS,
   };
 }

@@ -27,6 +27,8 @@ import { HostRegistry } from "./hosts/registry.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
+import { PrometheusMetrics } from "./metrics/prometheus.js";
+import { type Metrics, noMetrics } from "./metrics/sink.js";
 import { sweep } from "./recovery.js";
 import { startRetention } from "./retention.js";
 import type { Services } from "./services.js";
@@ -43,6 +45,8 @@ export interface Runtime extends Services {
   readonly toolModels: ToolModelCalls;
   /** Open event streams, ended when the server shuts down. */
   readonly streams: Set<() => void>;
+  /** The Prometheus registry GET /metrics serves; null with BRAIN_METRICS=off. */
+  readonly prometheus: PrometheusMetrics | null;
   /** Ready to serve when both hold: the database answers, and the LISTEN connection is in place. */
   readiness(): { database: boolean; listening: boolean };
 }
@@ -66,6 +70,23 @@ export async function startRuntime(
   const closing = new AbortController();
   const bus = new CommitBus();
   const channel = channelFor(config.schema);
+  // Gauges read the actors and host sockets when scraped; both exist by the first scrape.
+  let actorsRef: ActorRegistry | undefined;
+  let hostsRef: HostRegistry<HostConnection> | undefined;
+  const prometheus =
+    config.metrics === "off"
+      ? null
+      : new PrometheusMetrics({
+          *loops() {
+            for (const a of actorsRef?.all() ?? [])
+              yield { open: a.state.open.size, turn: a.state.activation !== null };
+          },
+          *connections() {
+            for (const c of hostsRef?.all() ?? [])
+              yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
+          },
+        });
+  const metrics: Metrics = prometheus ?? noMetrics;
   const availability = new DatabaseAvailability(sql, {
     onChange: (available) => {
       if (!available) return log.warn("database unavailable: requests fail with database_unavailable until it answers");
@@ -82,6 +103,7 @@ export async function startRuntime(
     origin: serverId,
     onCommit: (keys) => bus.deliver(keys),
     availability,
+    ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   const boss = await startBoss(databaseUrl, config.schema, (err) => {
     availability.observe(err);
@@ -94,6 +116,7 @@ export async function startRuntime(
     log.warn({ err }, "deadline backstop failed");
   });
   const hosts = new HostRegistry<HostConnection>();
+  hostsRef = hosts;
   const turns = new TurnNotices();
   const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
   // The dispatcher needs none of the actors, the actors need the dispatcher: built in that order.
@@ -110,7 +133,9 @@ export async function startRuntime(
     writer,
     serverId,
     secrets,
+    metrics,
   });
+  actorsRef = actors;
   const rt: Runtime = {
     serverId,
     config,
@@ -136,6 +161,8 @@ export async function startRuntime(
     turns,
     availability,
     repairs,
+    metrics,
+    prometheus,
     readiness: () => ({ database: availability.available, listening: listener?.listening === true }),
   };
 
@@ -164,7 +191,10 @@ export async function startRuntime(
     sql,
     channel,
     serverId,
-    (keys) => bus.deliver(keys),
+    (keys) => {
+      metrics.notified();
+      bus.deliver(keys);
+    },
     () => bus.rescan(),
   );
 

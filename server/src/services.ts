@@ -26,6 +26,7 @@ import type { HostRegistry } from "./hosts/registry.js";
 import type { DeadlineJobs } from "./loop/deadline-jobs.js";
 import type { SessionInfo } from "./loop/session-info.js";
 import type { TurnNotices } from "./loop/turns.js";
+import type { Metrics } from "./metrics/sink.js";
 
 /** Routes tool calls to hosts (hosts/dispatch.ts). */
 export interface CallDispatch {
@@ -67,4 +68,6 @@ export interface Services {
   readonly availability: DatabaseAvailability;
   /** Writes that failed while the database was away and must still happen (retried each heartbeat). */
   readonly repairs: PendingRepairs;
+  /** In-process counters (metrics/sink.ts); no-ops with BRAIN_METRICS=off. */
+  readonly metrics: Metrics;
 }

@@ -72,6 +72,9 @@ const OPERATOR_ROUTES: Record<string, { path: string; body?: unknown }> = {
   "GET /v1/tokens": { path: "/v1/tokens" },
   "HEAD /v1/tokens": { path: "/v1/tokens" },
   "DELETE /v1/tokens/:id": { path: "/v1/tokens/{a}" },
+  // BRAIN_METRICS=token, the default (server/test/observability/metrics.test.ts).
+  "GET /metrics": { path: "/metrics" },
+  "HEAD /metrics": { path: "/metrics" },
 };
 
 /** Routes any caller may use, each scoped by its handler: tested one by one below. */

@@ -29,6 +29,8 @@ export interface WorkerConfig {
   maxModelCalls: number;
   /** Opens the session secrets that model calls and HTTP Environments need (same key as the servers). */
   secretKey: Buffer;
+  /** Whether the health port also serves /metrics (default true; false with BRAIN_METRICS=off). */
+  metrics?: boolean;
   /** Where the worker's /healthz and /readyz listen; no probes when undefined. */
   health?: { host: string; port: number };
 }
@@ -44,6 +46,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     logLevel: c.BRAIN_LOG_LEVEL,
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
     secretKey: resolveSecretKey(c),
+    metrics: c.BRAIN_METRICS !== "off",
     ...(c.BRAIN_WORKER_HEALTH_PORT === undefined
       ? {}
       : { health: { host: c.BRAIN_WORKER_HEALTH_HOST, port: c.BRAIN_WORKER_HEALTH_PORT } }),

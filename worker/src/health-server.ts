@@ -1,5 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Registry } from "prom-client";
 
 /** What the worker knows of itself, for its probes. */
 export interface WorkerHealth {
@@ -21,15 +22,25 @@ export interface HealthServer {
  * The worker's probes, on their own small HTTP server (BRAIN_WORKER_HEALTH_PORT): `/healthz`
  * answers while the process runs; `/readyz` answers 200 only while the database answers, the
  * heartbeat is fresh (within `staleMs`) and pg-boss is started, else 503. Both say why in JSON.
+ * With a registry, `/metrics` answers its Prometheus exposition (as private as the probes: the
+ * port listens on BRAIN_WORKER_HEALTH_HOST, 127.0.0.1 by default).
  */
 export async function startHealthServer(
   host: string,
   port: number,
   staleMs: number,
   health: () => WorkerHealth,
+  metrics?: Registry,
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
+    if (path === "/metrics" && metrics) {
+      metrics.metrics().then(
+        (text) => res.writeHead(200, { "content-type": metrics.contentType }).end(text),
+        () => res.writeHead(500, { "content-type": "application/json" }).end('{"error":"metrics failed"}'),
+      );
+      return;
+    }
     const h = health();
     let status = 404;
     let body: object = { error: "not found" };

@@ -16,12 +16,18 @@ import { runHttpEnvironmentCall } from "./drivers/http-environment.js";
 /** After its call ended, a component still running gets this long to return before it is stopped. */
 const AFTER_END_GRACE_MS = 1000;
 
-export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: string; seq: number }): Promise<void> {
+/** What became of a job, for the worker's metrics: `env` is the placement's environment type when known. */
+export interface JobResult {
+  outcome: "not_pending" | "expired" | "ran";
+  env: string | null;
+}
+
+export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: string; seq: number }): Promise<JobResult> {
   const connectionId = deps.connectionId();
   const claimed = await deps.writer.submit(claimWorkerCall(job.sessionId, job.seq, connectionId));
   if (!claimed) {
     deps.log.debug(job, "call not pending (already claimed, ended or cancelled): nothing to run");
-    return;
+    return { outcome: "not_pending", env: null };
   }
   const log = deps.log.child({ sessionId: job.sessionId, seq: job.seq, tool: claimed.tool });
   const running = deps.running.add(job.sessionId, job.seq);
@@ -40,7 +46,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
   if (claimed.deadline !== null && claimed.deadline <= Date.now()) {
     deps.running.remove(running);
     await timeout();
-    return;
+    return { outcome: "expired", env: null };
   }
   const disarm =
     claimed.deadline === null
@@ -49,12 +55,14 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
           running.stop("deadline");
           timeout().catch((err) => log.error({ err }, "could not record the deadline"));
         });
+  let env: string | null = null;
   try {
     const placement = ToolPlacementSchema.safeParse(claimed.placement);
     if (!placement.success) {
       await reporter.failWith(setupFailed(`tool ${claimed.tool}: its placement is missing or malformed`));
-      return;
+      return { outcome: "ran", env };
     }
+    env = placement.data.env.type;
     await driverFor(placement.data)({ deps, claimed, placement: placement.data, reporter, running, log });
   } catch (error) {
     // Something of ours failed (a thread that could not start, say): the call is on our
@@ -73,6 +81,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
     disarm();
     deps.running.remove(running);
   }
+  return { outcome: "ran", env };
 }
 
 function driverFor(placement: { env: { type: string } }): Driver {

@@ -27,6 +27,7 @@ import type { WorkerConfig } from "./config.js";
 import { startHealthServer } from "./health-server.js";
 import { runWorkerJob } from "./invocation.js";
 import { createLogger, type Logger } from "./log.js";
+import { WorkerMetrics } from "./metrics.js";
 import { beat, type Identity, register } from "./registration.js";
 import { RunningCalls } from "./running-calls.js";
 import { SparePool } from "./spare-threads.js";
@@ -70,9 +71,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     onChange: (available) =>
       available ? void checkEnded() : log.warn("database unavailable: journal writes fail until it answers"),
   });
-  const writer = new JournalWriter(sql, { channel, origin, availability });
-  const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
   const running = new RunningCalls();
+  // Counted only where they can be read: on the health port.
+  const metrics = options.metrics !== false && options.health ? new WorkerMetrics(() => running.size) : null;
+  const writer = new JournalWriter(sql, {
+    channel,
+    origin,
+    availability,
+    ...(metrics ? { observer: (flush) => metrics.flushed(flush) } : {}),
+  });
+  const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
   const cache = new ComponentCache(sql, options.cacheDir);
   const spares = new SparePool();
   const secrets = new SecretBox(options.secretKey);
@@ -149,24 +157,36 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     { batchSize: 1, localConcurrency: options.concurrency, pollingIntervalSeconds: 2 },
     async (jobs) => {
       for (const job of jobs) {
+        const started = performance.now();
         const data = JobSchema.safeParse(job.data);
         if (!data.success) {
           log.error({ jobId: job.id }, "malformed component job ignored");
+          metrics?.job({ outcome: "malformed", env: null }, performance.now() - started);
           continue;
         }
-        await runWorkerJob(deps, data.data).catch((err) => log.error({ err, ...data.data }, "component job failed"));
+        const result = await runWorkerJob(deps, data.data).catch((err) => {
+          log.error({ err, ...data.data }, "component job failed");
+          return { outcome: "failed" as const, env: null };
+        });
+        metrics?.job(result, performance.now() - started);
       }
     },
   );
   log.info({ workerId: identity.workerId, concurrency: options.concurrency }, "worker consuming component jobs");
   const health =
     options.health &&
-    (await startHealthServer(options.health.host, options.health.port, 3 * HEARTBEAT_MS, () => ({
-      workerId: identity.workerId,
-      database: availability.available,
-      heartbeatAgeMs: Date.now() - lastBeatAt,
-      boss: bossReady !== undefined,
-    })));
+    (await startHealthServer(
+      options.health.host,
+      options.health.port,
+      3 * HEARTBEAT_MS,
+      () => ({
+        workerId: identity.workerId,
+        database: availability.available,
+        heartbeatAgeMs: Date.now() - lastBeatAt,
+        boss: bossReady !== undefined,
+      }),
+      metrics?.registry,
+    ));
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {

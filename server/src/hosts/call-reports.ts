@@ -53,7 +53,7 @@ export function toAction(report: CallReport): CallAction {
  * for this reporter; the caller says why.
  */
 export async function applyReport(
-  rt: Pick<Services, "writer" | "config" | "repairs">,
+  rt: Pick<Services, "writer" | "config" | "repairs" | "metrics">,
   ref: CallRef,
   action: CallAction,
 ): Promise<TransitionResult> {
@@ -72,6 +72,7 @@ export async function applyReport(
     return refuseUnstorable(rt, ref, action, `(${(error as Error).message})`);
   }
   if (result.overBudget) return refuseOverBudget(rt, ref, action, result.bytes);
+  if (result.seq !== null) rt.metrics.emitted(action.type, result.bytes);
   return result;
 }
 

@@ -16,7 +16,8 @@ import { PartCollector, type PartStep } from "./frame-parts.js";
 import { answerToolRequest, type ToolRequestDeps, type ToolRequestFrame } from "./requests.js";
 
 /** Frames touch the journal, the tables, model calls and Environments; claims go through the dispatcher. */
-export type ConnectionDeps = ToolRequestDeps & Pick<Services, "availability" | "log" | "dispatch" | "repairs">;
+export type ConnectionDeps = ToolRequestDeps &
+  Pick<Services, "availability" | "log" | "dispatch" | "repairs" | "metrics">;
 
 /** Frames that report on a call (the journal transitions of connection and worker alike). */
 type CallFrame = Extract<HostFrame, { type: "emit" | "result" | "return" | "finish" }>;
@@ -51,6 +52,11 @@ export class HostConnection {
     this.parts = new PartCollector(rt.config.maxEmittedBytes);
     this.replicaId = options.replicaId ?? null;
     this.attached = options.attachedOnly && !this.replicaId ? new Set() : null;
+  }
+
+  /** Calls sent on this connection whose end it has not seen yet (for metrics). */
+  get pendingCalls(): number {
+    return this.inflight.size;
   }
 
   get isOpen(): boolean {

@@ -20,7 +20,7 @@ import { withWorkerJobs } from "./worker-jobs.js";
 
 export type ActorDeps = Pick<
   Services,
-  "availability" | "boss" | "config" | "deadlineJobs" | "dispatch" | "log" | "sql" | "turns" | "writer"
+  "availability" | "boss" | "config" | "deadlineJobs" | "dispatch" | "log" | "metrics" | "sql" | "turns" | "writer"
 >;
 
 /** Why an actor stopped running its session. */
@@ -42,6 +42,11 @@ export class SessionActor {
   private readonly deadlines: DeadlineTimers;
   /** The last wake's window, journaled with the model call it led to. */
   private lastWindow: { openedAt: number; firedAt: number } | null = null;
+  /**
+   * Set once the first catch-up has replayed the journal: records folded from then on happened
+   * while this server ran the session, and are counted in its metrics (a takeover's replay is not).
+   */
+  private live = false;
 
   constructor(
     private readonly rt: ActorDeps,
@@ -52,6 +57,7 @@ export class SessionActor {
     this.provider = createProvider(session.model);
     this.deadlines = new DeadlineTimers(rt, session.id);
     this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
+      if (w) rt.metrics.wakeWindow(w.firedAt - w.openedAt);
       this.lastWindow = w;
       this.kick();
     });
@@ -132,8 +138,11 @@ export class SessionActor {
   private async catchUp(): Promise<void> {
     for (;;) {
       const rows = await readRecords(this.rt.sql as Sql, this.session.id, this.state.lastSeq, 1000);
-      for (const r of rows) fold(this.state, { seq: r.seq, kind: r.kind, payload: r.payload });
-      if (rows.length < 1000) return;
+      for (const r of rows) this.apply(r.seq, r.kind, r.payload, r.created_at);
+      if (rows.length < 1000) {
+        this.live = true;
+        return;
+      }
     }
   }
 
@@ -182,6 +191,19 @@ export class SessionActor {
     return false;
   }
 
+  /** Folds one record into the state, and tells the metrics of a record that happened live. */
+  private apply(seq: number, kind: string, payload: unknown, at: Date): void {
+    if (seq <= this.state.lastSeq) return;
+    fold(this.state, { seq, kind, payload });
+    if (!this.live) return;
+    let tool: string | undefined;
+    if (kind === "tool_call_started" || kind === "tool_call_ended") {
+      const p = payload as { call?: unknown } | null;
+      tool = this.state.calls.get(kind === "tool_call_started" ? seq : Number(p?.call))?.tool;
+    }
+    this.rt.metrics.record({ sessionId: this.session.id, seq, kind, payload, tool, at: at.getTime() });
+  }
+
   /** Appends with the fencing epoch and folds what was written; false when fenced or ended. */
   private async append(records: NewRecord[]): Promise<Appended[] | null> {
     const deadlines = records.flatMap((r) =>
@@ -199,9 +221,7 @@ export class SessionActor {
     const payloads = records.map((r, i) => resolveRelative(r.payload, i, seqs));
     const first = result.records[0]!;
     if (first.seq !== this.state.lastSeq + 1) await this.catchUp();
-    else
-      for (const [i, r] of result.records.entries())
-        fold(this.state, { seq: r.seq, kind: r.kind, payload: payloads[i] });
+    else for (const [i, r] of result.records.entries()) this.apply(r.seq, r.kind, payloads[i], r.createdAt);
     for (const [i, r] of result.records.entries()) {
       if (r.kind === "activation_ended") this.rt.turns.emit(this.session.id, r.seq, payloads[i] as TurnEnd);
     }

@@ -25,6 +25,11 @@ export class ActorRegistry {
     return this.actors.size;
   }
 
+  /** The actors running here (read at metrics scrapes). */
+  all(): IterableIterator<SessionActor> {
+    return this.actors.values();
+  }
+
   get(sessionId: string): SessionActor | undefined {
     return this.actors.get(sessionId);
   }

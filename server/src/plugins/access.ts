@@ -38,6 +38,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   // upload it too. Shared by every caller; nothing in it belongs to one application.
   "HEAD /v1/components/:sha256": "any",
   "PUT /v1/components/:sha256": "any",
+  // Prometheus metrics, with BRAIN_METRICS=token (the default): they name every session's tools.
+  "GET /metrics": "operator",
 };
 
 export function accessOf(method: string, url: string): Access | undefined {

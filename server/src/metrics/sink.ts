@@ -1,0 +1,41 @@
+import type { FlushInfo } from "@aexhq/brain-db";
+
+/**
+ * What the server's modules tell its metrics, on their hot paths: in-process counts only, never a
+ * query. A module takes `Pick<Services, "metrics">` and calls these; with BRAIN_METRICS=off they
+ * are no-ops. The Prometheus side (prometheus.ts) is the only importer of prom-client.
+ */
+export interface Metrics {
+  /**
+   * A journal record the session's Agentloop folded on this server as it happened (records replayed
+   * when a server takes a session over were counted, if at all, where they were written). `tool`
+   * names the call a record belongs to, when it belongs to one; `at` is epoch ms.
+   */
+  record(record: FoldedRecord): void;
+  /** A wake window closed after `ms`. */
+  wakeWindow(ms: number): void;
+  /** A tool's report was journaled: `bytes` count against its activation's emission budget. */
+  emitted(report: string, bytes: number): void;
+  /** The journal writer committed a batch. */
+  flushed(flush: FlushInfo): void;
+  /** A NOTIFY from another process arrived on the LISTEN connection. */
+  notified(): void;
+}
+
+export interface FoldedRecord {
+  sessionId: string;
+  seq: number;
+  kind: string;
+  payload: unknown;
+  /** For tool_call_started and tool_call_ended: the tool's name. */
+  tool?: string | undefined;
+  at: number;
+}
+
+export const noMetrics: Metrics = {
+  record() {},
+  wakeWindow() {},
+  emitted() {},
+  flushed() {},
+  notified() {},
+};
