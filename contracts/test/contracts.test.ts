@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ERROR_CODES, isReservedKind, RECORD_KINDS, renderJsonSchema, wireSchemas } from "@aexhq/brain-contracts";
+import { renderOpenApi } from "@aexhq/brain-contracts/openapi";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -37,6 +38,10 @@ describe("wire schemas", () => {
       const file = readFileSync(join(root, "contracts", "json-schema", `${name}.json`), "utf8");
       expect(file, name).toBe(renderJsonSchema(schema));
     }
+  });
+
+  it("the checked-in OpenAPI document matches the route table (run npm run schemas after a change)", () => {
+    expect(readFileSync(join(root, "contracts", "openapi.json"), "utf8")).toBe(renderOpenApi());
   });
 });
 

@@ -13,7 +13,8 @@ const VENDORED = '"./vendor/brain-contracts/index.js"';
 const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 const vendor = join(dist, "vendor");
 const contractsDist = join(dist, "..", "..", "contracts", "dist");
-const SKIP = /(\.map|\.tsbuildinfo|write-json-schema\.(js|d\.ts))$/;
+// The OpenAPI description (contracts/src/openapi) is the server's, and needs zod-openapi: left out.
+const SKIP = /(\.map|\.tsbuildinfo|write-json-schema\.(js|d\.ts)|[\\/]openapi([\\/].*)?)$/;
 
 function point(from, to) {
   for (const name of ["contracts.js", "contracts.d.ts"]) {

@@ -17,6 +17,7 @@ import { hostRoutes } from "./routes/hosts.js";
 import { messageRoutes } from "./routes/messages.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { namedHostRoutes, replicaSocketRoutes } from "./routes/named-hosts.js";
+import { openApiRoutes } from "./routes/openapi.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { type Runtime, startRuntime } from "./runtime.js";
@@ -24,6 +25,11 @@ import { type Runtime, startRuntime } from "./runtime.js";
 declare module "fastify" {
   interface FastifyInstance {
     brain: Runtime;
+    /**
+     * Every route this app registered, as `METHOD /path` (HEAD routes Fastify derives included):
+     * what the API description (contracts/src/openapi/routes.ts) must cover; a test compares them.
+     */
+    registeredRoutes: readonly string[];
   }
 }
 
@@ -55,6 +61,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       disableRequestLogging: options.config.logLevel !== "debug" && options.config.logLevel !== "trace",
     }),
   });
+  const routes: string[] = [];
+  app.decorate("registeredRoutes", routes as readonly string[]);
+  app.addHook("onRoute", (route) => {
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) routes.push(`${m} ${route.url}`);
+  });
   installErrorHandler(app);
   installBodyLimit(app);
   // Bodies are JSON (and components application/wasm): no text/plain parsing behind anyone's back.
@@ -85,6 +96,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     },
   });
   await app.register(healthRoutes);
+  await app.register(openApiRoutes);
   await app.register(hostSocketRoutes);
   await app.register(replicaSocketRoutes);
   await app.register(callCallbackRoutes);

@@ -95,6 +95,9 @@ const OWN_CREDENTIALS = [
   "HEAD /healthz",
   "GET /readyz",
   "HEAD /readyz",
+  // Public, as API descriptions are (server/test/observability/openapi.test.ts).
+  "GET /openapi.json",
+  "HEAD /openapi.json",
   "GET /v1/hosts/:id/connect",
   "HEAD /v1/hosts/:id/connect",
   "GET /v1/replicas/:id/connect",

@@ -1,0 +1,355 @@
+import { z } from "zod";
+import type { ErrorCode } from "../errors.js";
+import { HostFrameSchema, ServerFrameSchema } from "../frames.js";
+import {
+  AppTokenListSchema,
+  AppTokenSchema,
+  CallFrameBodySchema,
+  CallFrameResultSchema,
+  CancelCallResultSchema,
+  CancelTurnResultSchema,
+  ComponentUploadResultSchema,
+  CreatedTokenSchema,
+  CreateSessionBodySchema,
+  CreateTokenBodySchema,
+  EventsQuerySchema,
+  JournalEventSchema,
+  ListSessionsQuerySchema,
+  PostMessageBodySchema,
+  PostMessageResultSchema,
+  RegisteredHostSchema,
+  RegisteredReplicaSchema,
+  RegisterHostBodySchema,
+  ServeHostBodySchema,
+  SessionListSchema,
+  SessionSchema,
+  SessionToolsSchema,
+} from "../http.js";
+import { ModelRequestSchema, ModelResultSchema } from "../model.js";
+
+/**
+ * Every HTTP route of the server, described once: the OpenAPI document (GET /openapi.json, and
+ * contracts/openapi.json from `npm run schemas`) is generated from this table, and a test checks
+ * that it names exactly the routes the server registers. Adding a route is one entry here, keyed
+ * like ROUTE_ACCESS: `METHOD /path/:param`. HEAD routes Fastify derives from GET routes take the
+ * GET's entry; an explicit HEAD route has its own.
+ */
+export interface RouteDescription {
+  summary: string;
+  description?: string;
+  /**
+   * The credential it takes: none; any bearer token of the API (the operator's or an
+   * application's); the operator token only; a host's, a replica's or a call's own token.
+   */
+  auth: "none" | "token" | "operator" | "host" | "replica" | "call";
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  /** A JSON body, or another media type with its schema. */
+  body?: z.ZodType | { contentType: string; schema: z.ZodType };
+  /** Accepts an `Idempotency-Key` header. */
+  idempotencyKey?: boolean;
+  /** Success answers by status; a schema-less one has no body. */
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /**
+   * The error codes it can answer, each at its status in ERROR_CODES unless given as
+   * `[code, status]` (a provider's outcome code relayed as 502, say).
+   */
+  errors: readonly (ErrorCode | readonly [ErrorCode, number])[];
+  /** A WebSocket upgrade: the frames each side sends once it is open. */
+  websocket?: { client: z.ZodType; server: z.ZodType };
+}
+
+const Uuid = z.uuid();
+
+export const HealthSchema = z.object({ status: z.literal("ok"), serverId: Uuid });
+export const ReadinessSchema = z.object({
+  status: z.enum(["ready", "unavailable"]),
+  serverId: Uuid,
+  database: z.boolean(),
+  listening: z.boolean(),
+  migrations: z.boolean(),
+  schemaVersion: z.object({ expected: z.number().int().nullable(), applied: z.number().int().nullable() }),
+});
+/** The OpenAPI document itself, as far as a client needs to know it. */
+export const OpenApiDocumentSchema = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({}),
+  paths: z.record(z.string(), z.unknown()),
+});
+
+const SessionParams = z.strictObject({ id: Uuid });
+const CallParams = z.strictObject({ sessionId: Uuid, sequence: z.coerce.number().int().positive() });
+const Sha256Params = z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** Every route can fail unexpectedly; such a failure is logged and answered with this code. */
+const ALWAYS = ["internal_error"] as const;
+/** Routes under /v1 fail fast while the database is away, and on a connection lost mid-request. */
+const V1 = ["database_unavailable", ...ALWAYS] as const;
+/** The authenticated API: a bearer token, then the route's access rule. */
+const API = ["unauthorized", ...V1] as const;
+/** Operator-only routes refuse application tokens. */
+const OPERATOR = [...API, "forbidden"] as const;
+/** Routes on one session: a malformed id is invalid_request; another application's session, not_found. */
+const SESSION = [...API, "invalid_request", "not_found"] as const;
+/** A JSON body: validated, limited in size, JSON only. */
+const BODY = ["invalid_request", "body_too_large", "unsupported_media_type"] as const;
+/** A write through the journal writer whose COMMIT's fate the database never told. */
+const WRITE = ["commit_unknown"] as const;
+/** Provider failures of a granted model call, relayed as a bad gateway. */
+const PROVIDER = (
+  [
+    "model_error",
+    "model_auth_failed",
+    "model_rate_limited",
+    "model_bad_request",
+    "model_unavailable",
+    "model_timeout",
+  ] as const
+).map((code) => [code, 502] as const);
+
+export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
+  "GET /healthz": {
+    summary: "Liveness",
+    description: "Answers while the process runs; touches nothing.",
+    auth: "none",
+    responses: { 200: { description: "The process runs.", schema: HealthSchema } },
+    errors: ALWAYS,
+  },
+  "GET /readyz": {
+    summary: "Readiness",
+    description:
+      "200 only while the database answers, the LISTEN connection is in place and the migrations are current; else 503 with the same body saying why.",
+    auth: "none",
+    responses: {
+      200: { description: "Ready.", schema: ReadinessSchema },
+      503: { description: "Not ready (status unavailable).", schema: ReadinessSchema },
+    },
+    errors: ALWAYS,
+  },
+  "GET /openapi.json": {
+    summary: "This API description",
+    description: "The OpenAPI 3.1 document of every route, generated from the zod contracts. Public.",
+    auth: "none",
+    responses: { 200: { description: "The document.", schema: OpenApiDocumentSchema } },
+    errors: ALWAYS,
+  },
+  "GET /metrics": {
+    summary: "Prometheus metrics",
+    description:
+      "The Prometheus text exposition of this server's metrics. With BRAIN_METRICS=token (the default) the operator token only; with open, no token; with off, absent.",
+    auth: "operator",
+    responses: { 200: { description: "Text exposition format 0.0.4.", schema: z.string(), contentType: "text/plain" } },
+    errors: OPERATOR,
+  },
+  "POST /v1/tokens": {
+    summary: "Create an application token",
+    description: "The token is shown once; Brain keeps only its SHA-256.",
+    auth: "operator",
+    body: CreateTokenBodySchema,
+    responses: { 201: { description: "Created.", schema: CreatedTokenSchema } },
+    errors: [...OPERATOR, ...BODY],
+  },
+  "GET /v1/tokens": {
+    summary: "List application tokens",
+    description: "Newest first, revoked ones included, never a token.",
+    auth: "operator",
+    responses: { 200: { description: "The tokens.", schema: AppTokenListSchema } },
+    errors: OPERATOR,
+  },
+  "DELETE /v1/tokens/:id": {
+    summary: "Revoke an application token",
+    description: "Idempotent; the row stays.",
+    auth: "operator",
+    params: z.strictObject({ id: Uuid }),
+    responses: { 200: { description: "Revoked.", schema: AppTokenSchema } },
+    errors: [...OPERATOR, "invalid_request", "not_found"],
+  },
+  "POST /v1/hosts": {
+    summary: "Register an application host",
+    description: "Owned by the caller's token; the host token is shown once.",
+    auth: "token",
+    body: RegisterHostBodySchema,
+    responses: { 201: { description: "Registered.", schema: RegisteredHostSchema } },
+    errors: [...API, ...BODY],
+  },
+  "GET /v1/hosts/:id/connect": {
+    summary: "A host's WebSocket",
+    description:
+      "Upgrades to a WebSocket with the host token as bearer. `?sessions=attached`: the host names the sessions it serves with attach frames and is sent only their calls.",
+    auth: "host",
+    params: z.strictObject({ id: Uuid }),
+    query: z.object({ sessions: z.enum(["attached", "all"]).optional() }),
+    responses: { 101: { description: "Switching Protocols: the socket is open." } },
+    errors: [...V1, "unauthorized", "invalid_request"],
+    websocket: { client: HostFrameSchema, server: ServerFrameSchema },
+  },
+  "POST /v1/named-hosts/:name/replicas": {
+    summary: "Register a replica of a named host",
+    description: "In the caller's namespace; the replica token is shown once.",
+    auth: "token",
+    params: z.strictObject({ name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/) }),
+    body: ServeHostBodySchema,
+    responses: { 201: { description: "Registered.", schema: RegisteredReplicaSchema } },
+    errors: [...API, ...BODY, "invalid_placement", "duplicate_tool"],
+  },
+  "GET /v1/replicas/:id/connect": {
+    summary: "A named host replica's WebSocket",
+    description:
+      "Upgrades to a WebSocket with the replica token as bearer; refused with tool_mismatch when its tools differ from what the host's active sessions advertise.",
+    auth: "replica",
+    params: z.strictObject({ id: Uuid }),
+    responses: { 101: { description: "Switching Protocols: the socket is open." } },
+    errors: [...V1, "unauthorized", "invalid_request", "tool_mismatch"],
+    websocket: { client: HostFrameSchema, server: ServerFrameSchema },
+  },
+  "POST /v1/sessions": {
+    summary: "Create a session",
+    description: "Secrets in it are sealed, never echoed. Idempotency-Key: the same key and body give the same answer.",
+    auth: "token",
+    body: CreateSessionBodySchema,
+    idempotencyKey: true,
+    responses: { 201: { description: "Created.", schema: SessionSchema } },
+    errors: [
+      ...API,
+      ...BODY,
+      ...WRITE,
+      "idempotency_conflict",
+      "not_found",
+      "duplicate_tool",
+      "duplicate_environment",
+      "host_required",
+      "component_not_found",
+      "grant_denied",
+      "invalid_placement",
+    ],
+  },
+  "GET /v1/sessions": {
+    summary: "List sessions",
+    description: "Newest first; an application token lists only its own.",
+    auth: "token",
+    query: ListSessionsQuerySchema,
+    responses: { 200: { description: "A page of sessions.", schema: SessionListSchema } },
+    errors: [...API, "invalid_request"],
+  },
+  "GET /v1/sessions/:id": {
+    summary: "Get a session",
+    auth: "token",
+    params: SessionParams,
+    responses: { 200: { description: "The session.", schema: SessionSchema } },
+    errors: SESSION,
+  },
+  "GET /v1/sessions/:id/tools": {
+    summary: "A session's tools as advertised at creation",
+    auth: "token",
+    params: SessionParams,
+    responses: { 200: { description: "Its placements.", schema: SessionToolsSchema } },
+    errors: SESSION,
+  },
+  "POST /v1/sessions/:id/end": {
+    summary: "End a session",
+    description: "Open calls end cancelled and hosts are told.",
+    auth: "token",
+    params: SessionParams,
+    responses: { 200: { description: "The ended session.", schema: SessionSchema } },
+    errors: [...SESSION, ...WRITE],
+  },
+  "DELETE /v1/sessions/:id": {
+    summary: "Delete a session and its journal",
+    auth: "token",
+    params: SessionParams,
+    responses: { 204: { description: "Deleted." } },
+    errors: [...SESSION, ...WRITE],
+  },
+  "POST /v1/sessions/:id/messages": {
+    summary: "Send a user message",
+    description:
+      "Starts (or queues) a turn. With wait: true the answer holds the activation once it ends. Idempotency-Key: same key and body, same answer.",
+    auth: "token",
+    params: SessionParams,
+    body: PostMessageBodySchema,
+    idempotencyKey: true,
+    responses: { 201: { description: "Journaled.", schema: PostMessageResultSchema } },
+    errors: [...SESSION, ...BODY, ...WRITE, "idempotency_conflict", "session_ended", "not_ready"],
+  },
+  "GET /v1/sessions/:id/events": {
+    summary: "The journal as an NDJSON stream",
+    description:
+      "Records after `after`, without gaps or duplicates, one JSON object per line; with follow it stays open until the session ends.",
+    auth: "token",
+    params: SessionParams,
+    query: EventsQuerySchema,
+    responses: {
+      200: {
+        description: "One journal record per line.",
+        schema: JournalEventSchema,
+        contentType: "application/x-ndjson",
+      },
+    },
+    errors: SESSION,
+  },
+  "POST /v1/sessions/:id/cancel": {
+    summary: "Cancel the running turn",
+    description: "Journals cancel_requested; the Agentloop ends the turn's open calls and the activation.",
+    auth: "token",
+    params: SessionParams,
+    responses: { 200: { description: "The cancel_requested record.", schema: CancelTurnResultSchema } },
+    errors: [...SESSION, ...WRITE, "session_ended"],
+  },
+  "POST /v1/sessions/:id/calls/:seq/cancel": {
+    summary: "Cancel one tool call",
+    description: "cancelled is false when the call had already ended.",
+    auth: "token",
+    params: z.strictObject({ id: Uuid, seq: z.coerce.number().int().positive() }),
+    responses: { 200: { description: "Whether it was cancelled.", schema: CancelCallResultSchema } },
+    errors: [...SESSION, ...WRITE, "call_not_found"],
+  },
+  "HEAD /v1/components/:sha256": {
+    summary: "Whether a component is stored",
+    auth: "token",
+    params: Sha256Params,
+    responses: { 200: { description: "Stored." } },
+    errors: [...API, "invalid_request", "not_found"],
+  },
+  "PUT /v1/components/:sha256": {
+    summary: "Upload a WebAssembly component",
+    description: "≤ 64 MiB; admitted (digest, component layer, exports brain:tool run) before it is stored.",
+    auth: "token",
+    params: Sha256Params,
+    body: { contentType: "application/wasm", schema: z.string().meta({ format: "binary" }) },
+    responses: { 201: { description: "Stored.", schema: ComponentUploadResultSchema } },
+    errors: [...API, ...BODY, "invalid_component"],
+  },
+  "POST /v1/calls/:sessionId/:sequence/frames": {
+    summary: "A callback of a tool served over HTTP",
+    description:
+      "Authorised by the call's callback token. Answers once the frame has committed (the durable acknowledgment).",
+    auth: "call",
+    params: CallParams,
+    body: CallFrameBodySchema,
+    responses: { 200: { description: "Committed.", schema: CallFrameResultSchema } },
+    errors: [...V1, ...BODY, ...WRITE, "unauthorized", "call_ended", "budget_exceeded", "unstorable_text"],
+  },
+  "POST /v1/calls/:sessionId/:sequence/model": {
+    summary: "The granted model execution service of an HTTP Environment",
+    description:
+      "Authorised by the call's token (bearer or brain-call-token). A ModelRequest in, the ModelResult out; provider failures answer 502 with their model_* code, a stopped call 409.",
+    auth: "call",
+    params: CallParams,
+    body: ModelRequestSchema,
+    responses: { 200: { description: "The model's answer.", schema: ModelResultSchema } },
+    errors: [
+      ...V1,
+      ...BODY,
+      ...WRITE,
+      "unauthorized",
+      "model_not_granted",
+      "invalid_model_request",
+      "model_budget_exceeded",
+      "not_supported",
+      "call_ended",
+      "call_not_found",
+      ["model_call_stopped", 409],
+      ...PROVIDER,
+    ],
+  },
+};
