@@ -22,7 +22,8 @@ export function parseExposition(text: string): Sample[] {
     }
     const raw = m[3]!;
     const value = raw === "+Inf" ? Infinity : raw === "-Inf" ? -Infinity : Number(raw);
-    if (Number.isNaN(value) && raw !== "NaN") throw new Error(`not a sample value: ${line}`);
+    // prom-client writes NaN as "Nan".
+    if (Number.isNaN(value) && raw.toLowerCase() !== "nan") throw new Error(`not a sample value: ${line}`);
     samples.push({ name: m[1]!, labels, value });
   }
   return samples;

@@ -9,6 +9,7 @@ import {
   rel,
   type Sql,
 } from "@aexhq/brain-db";
+import type { FoldedRecord } from "../metrics/sink.js";
 import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
@@ -47,6 +48,8 @@ export class SessionActor {
    * while this server ran the session, and are counted in its metrics (a takeover's replay is not).
    */
   private live = false;
+  /** When each call still open started (epoch ms), as folded live: its latency for the metrics. */
+  private readonly callStarts = new Map<number, number>();
 
   constructor(
     private readonly rt: ActorDeps,
@@ -196,12 +199,17 @@ export class SessionActor {
     if (seq <= this.state.lastSeq) return;
     fold(this.state, { seq, kind, payload });
     if (!this.live) return;
-    let tool: string | undefined;
-    if (kind === "tool_call_started" || kind === "tool_call_ended") {
-      const p = payload as { call?: unknown } | null;
-      tool = this.state.calls.get(kind === "tool_call_started" ? seq : Number(p?.call))?.tool;
+    const record: FoldedRecord = { sessionId: this.session.id, seq, kind, payload, at: at.getTime() };
+    if (kind === "tool_call_started") {
+      record.tool = this.state.calls.get(seq)?.tool;
+      this.callStarts.set(seq, record.at);
+    } else if (kind === "tool_call_ended") {
+      const call = Number((payload as { call?: unknown } | null)?.call);
+      record.tool = this.state.calls.get(call)?.tool;
+      record.startedAt = this.callStarts.get(call);
+      this.callStarts.delete(call);
     }
-    this.rt.metrics.record({ sessionId: this.session.id, seq, kind, payload, tool, at: at.getTime() });
+    this.rt.metrics.record(record);
   }
 
   /** Appends with the fencing epoch and folds what was written; false when fenced or ended. */

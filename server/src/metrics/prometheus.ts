@@ -1,6 +1,7 @@
 import type { FlushInfo } from "@aexhq/brain-db";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { FoldedRecord, Metrics } from "./sink.js";
+import { Tally, TallyHistogram } from "./tally.js";
 
 /** What the gauges read when scraped (never on the hot path, never a query). */
 export interface MetricSources {
@@ -13,8 +14,7 @@ export interface MetricSources {
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const WINDOW_SECONDS = [0.001, 0.002, 0.004, 0.006, 0.008, 0.01, 0.025, 0.05, 0.1, 0.5];
 const WRITES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
-/** Calls whose start this process saw, to time them; past this many, the oldest are forgotten. */
-const MAX_TIMED_CALLS = 100_000;
+const COMMIT_SECONDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
 interface P {
   status?: unknown;
@@ -30,95 +30,93 @@ interface P {
  */
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
-  private readonly started = new Map<string, number>();
-  private readonly toolStarted: Counter<"tool">;
-  private readonly toolEnded: Counter<"tool" | "status">;
-  private readonly toolSeconds: Histogram<"tool">;
-  private readonly window: Histogram;
-  private readonly modelCalls: Counter<"origin" | "status">;
-  private readonly tokens: Counter<"origin" | "direction">;
-  private readonly emittedBytes: Counter<"report">;
-  private readonly commits: Counter;
-  private readonly writes: Counter;
-  private readonly batchWrites: Histogram;
-  private readonly commitSeconds: Histogram;
-  private readonly notifiesSent: Counter;
-  private readonly notifiesReceived: Counter;
+  private readonly toolStarted: Tally<"tool">;
+  private readonly toolEnded: Tally<"tool" | "status">;
+  private readonly toolSeconds: TallyHistogram<"tool">;
+  private readonly window: TallyHistogram<never>;
+  private readonly modelCalls: Tally<"origin" | "status">;
+  private readonly tokens: Tally<"origin" | "direction">;
+  private readonly emittedBytes: Tally<"report">;
+  private readonly commits: Tally<never>;
+  private readonly writes: Tally<never>;
+  private readonly batchWrites: TallyHistogram<never>;
+  private readonly commitSeconds: TallyHistogram<never>;
+  private readonly notifiesSent: Tally<never>;
+  private readonly notifiesReceived: Tally<never>;
 
   constructor(sources: MetricSources, options: { defaults?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaults !== false) collectDefaultMetrics({ register: this.registry });
-    this.toolStarted = new Counter({
+    this.toolStarted = new Tally({
       name: "brain_tool_calls_started_total",
       help: "Tool calls started (tool_call_started) in sessions run here.",
       labelNames: ["tool"],
       registers,
     });
-    this.toolEnded = new Counter({
+    this.toolEnded = new Tally({
       name: "brain_tool_calls_total",
       help: "Tool calls ended (tool_call_ended) in sessions run here, by tool and outcome status.",
       labelNames: ["tool", "status"],
       registers,
     });
-    this.toolSeconds = new Histogram({
-      name: "brain_tool_call_duration_seconds",
-      help: "From tool_call_started to tool_call_ended, for calls whose start this server saw.",
-      labelNames: ["tool"],
-      buckets: SECONDS,
-      registers,
-    });
-    this.window = new Histogram({
-      name: "brain_wake_window_seconds",
-      help: "Wake windows, from the first observation to the Agentloop's wake (BRAIN_WAKE_WINDOW_MS).",
-      buckets: WINDOW_SECONDS,
-      registers,
-    });
-    this.modelCalls = new Counter({
+    this.toolSeconds = new TallyHistogram(
+      "brain_tool_call_duration_seconds",
+      "From tool_call_started to tool_call_ended, for calls whose start this server saw.",
+      SECONDS,
+      this.registry,
+    );
+    this.window = new TallyHistogram(
+      "brain_wake_window_seconds",
+      "Wake windows, from the first observation to the Agentloop's wake (BRAIN_WAKE_WINDOW_MS).",
+      WINDOW_SECONDS,
+      this.registry,
+    );
+    this.modelCalls = new Tally({
       name: "brain_model_calls_total",
       help: "Model calls ended (model_call_ended) in sessions run here, by origin (agentloop, tool) and status.",
       labelNames: ["origin", "status"],
       registers,
     });
-    this.tokens = new Counter({
+    this.tokens = new Tally({
       name: "brain_model_tokens_total",
       help: "Tokens the providers reported, by origin and direction (input, output).",
       labelNames: ["origin", "direction"],
       registers,
     });
-    this.emittedBytes = new Counter({
+    this.emittedBytes = new Tally({
       name: "brain_emitted_bytes_total",
       help: "Bytes of tools' reports journaled through this server (what BRAIN_MAX_EMITTED_BYTES counts), by report.",
       labelNames: ["report"],
       registers,
     });
-    this.commits = new Counter({
+    this.commits = new Tally({
       name: "brain_journal_commits_total",
       help: "Batches the journal writer committed.",
       registers,
     });
-    this.writes = new Counter({
+    this.writes = new Tally({
       name: "brain_journal_writes_total",
       help: "Writes the journal writer committed.",
       registers,
     });
-    this.batchWrites = new Histogram({
-      name: "brain_journal_writes_per_commit",
-      help: "Writes per committed batch (group commit).",
-      buckets: WRITES,
-      registers,
-    });
-    this.commitSeconds = new Histogram({
-      name: "brain_journal_commit_seconds",
-      help: "A batch's transaction, from BEGIN to the COMMIT's answer.",
-      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
-      registers,
-    });
-    this.notifiesSent = new Counter({
+    this.batchWrites = new TallyHistogram(
+      "brain_journal_writes_per_commit",
+      "Writes per committed batch (group commit).",
+      WRITES,
+      this.registry,
+    );
+    this.commitSeconds = new TallyHistogram(
+      "brain_journal_commit_seconds",
+      "A batch's transaction, from BEGIN to the COMMIT's answer.",
+      COMMIT_SECONDS,
+      this.registry,
+    );
+    this.notifiesSent = new Tally({
       name: "brain_notifies_sent_total",
       help: "NOTIFYs sent with committed batches.",
       registers,
     });
-    this.notifiesReceived = new Counter({
+    this.notifiesReceived = new Tally({
       name: "brain_notifies_received_total",
       help: "NOTIFYs from other processes received on the LISTEN connection.",
       registers,
@@ -178,55 +176,51 @@ export class PrometheusMetrics implements Metrics {
   }
 
   record(r: FoldedRecord): void {
-    const p = (r.payload ?? {}) as P;
     switch (r.kind) {
       case "tool_call_started": {
         const tool = r.tool ?? "unknown";
-        this.toolStarted.inc({ tool });
-        if (this.started.size >= MAX_TIMED_CALLS) this.started.delete(this.started.keys().next().value!);
-        this.started.set(`${r.sessionId}:${r.seq}`, r.at);
+        this.toolStarted.add(tool, () => ({ tool }));
         break;
       }
       case "tool_call_ended": {
         const tool = r.tool ?? "unknown";
-        this.toolEnded.inc({ tool, status: String(p.outcome?.status ?? "unknown") });
-        const key = `${r.sessionId}:${String((r.payload as { call?: unknown }).call)}`;
-        const at = this.started.get(key);
-        if (at !== undefined) {
-          this.started.delete(key);
-          this.toolSeconds.observe({ tool }, Math.max(0, r.at - at) / 1000);
-        }
+        const status = String((r.payload as P | null)?.outcome?.status ?? "unknown");
+        this.toolEnded.add(`${tool}\0${status}`, () => ({ tool, status }));
+        if (r.startedAt !== undefined)
+          this.toolSeconds.observe(tool, () => ({ tool }), Math.max(0, r.at - r.startedAt) / 1000);
         break;
       }
       case "model_call_ended": {
+        const p = (r.payload ?? {}) as P;
         const origin = p.origin?.type === "tool" ? "tool" : "agentloop";
-        this.modelCalls.inc({ origin, status: String(p.outcome?.status ?? "unknown") });
+        const status = String(p.outcome?.status ?? "unknown");
+        this.modelCalls.add(`${origin}\0${status}`, () => ({ origin, status }));
         const input = Number(p.usage?.inputTokens);
         const output = Number(p.usage?.outputTokens);
-        if (input > 0) this.tokens.inc({ origin, direction: "input" }, input);
-        if (output > 0) this.tokens.inc({ origin, direction: "output" }, output);
+        if (input > 0) this.tokens.add(`${origin}\0input`, () => ({ origin, direction: "input" }), input);
+        if (output > 0) this.tokens.add(`${origin}\0output`, () => ({ origin, direction: "output" }), output);
         break;
       }
     }
   }
 
   wakeWindow(ms: number): void {
-    this.window.observe(Math.max(0, ms) / 1000);
+    this.window.observe("", () => ({}), Math.max(0, ms) / 1000);
   }
 
   emitted(report: string, bytes: number): void {
-    if (bytes > 0) this.emittedBytes.inc({ report }, bytes);
+    if (bytes > 0) this.emittedBytes.add(report, () => ({ report }), bytes);
   }
 
   flushed(flush: FlushInfo): void {
-    this.commits.inc();
-    this.writes.inc(flush.writes);
-    this.batchWrites.observe(flush.writes);
-    this.commitSeconds.observe(flush.ms / 1000);
-    if (flush.notifies > 0) this.notifiesSent.inc(flush.notifies);
+    this.commits.add("", () => ({}));
+    this.writes.add("", () => ({}), flush.writes);
+    this.batchWrites.observe("", () => ({}), flush.writes);
+    this.commitSeconds.observe("", () => ({}), flush.ms / 1000);
+    if (flush.notifies > 0) this.notifiesSent.add("", () => ({}), flush.notifies);
   }
 
   notified(): void {
-    this.notifiesReceived.inc();
+    this.notifiesReceived.add("", () => ({}));
   }
 }

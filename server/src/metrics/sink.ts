@@ -29,6 +29,8 @@ export interface FoldedRecord {
   payload: unknown;
   /** For tool_call_started and tool_call_ended: the tool's name. */
   tool?: string | undefined;
+  /** For tool_call_ended: when this server saw the call start (epoch ms), if it did. */
+  startedAt?: number | undefined;
   at: number;
 }
 
