@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import { ERROR_CODES, type ErrorCode } from "@aexhq/brain-contracts";
 import { errorsByStatus, HTTP_ROUTES, openApiPath } from "@aexhq/brain-contracts/openapi";
+import { accessOf } from "@aexhq/brain-server";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -57,6 +58,16 @@ describe("the document covers the server", () => {
           .sort() ?? [],
         key,
       ).toEqual(names.sort());
+    }
+  });
+
+  it("states each route's credential as the server's access rules have it", () => {
+    for (const [key, route] of Object.entries(HTTP_ROUTES)) {
+      const [method, path] = key.split(" ") as [string, string];
+      const access = accessOf(method, path);
+      if (route.auth === "operator") expect(access, key).toBe("operator");
+      else if (route.auth === "token") expect(["any", "session"], key).toContain(access);
+      else expect(access, key).toBeUndefined();
     }
   });
 
