@@ -43,6 +43,8 @@ export class CallReporter {
   private endedHere = false;
   /** Called once, when the call is known to have ended. */
   onEnded: () => void = () => {};
+  /** Called for each report journaled, with the bytes it counts against the emission budget. */
+  onEmitted: (report: string, bytes: number) => void = () => {};
   /**
    * The advertised output JSON Schema that ok results are checked (and stripped) against before
    * they are journaled: set by drivers whose results nothing else validates (components).
@@ -224,6 +226,7 @@ export class CallReporter {
         this.markEnded();
         return fail("call_ended");
       }
+      this.onEmitted(action.type, result.bytes);
       if (result.ended) this.markEnded();
       return { ok: true, seq: result.seq };
     } catch (error) {

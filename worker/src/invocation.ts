@@ -41,6 +41,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: strin
   );
   const timeout = () => deps.writer.submit(timeOutCall(job.sessionId, job.seq));
   reporter.onEnded = () => setTimeout(() => running.stop("ended"), AFTER_END_GRACE_MS).unref();
+  if (deps.emitted) reporter.onEmitted = deps.emitted;
 
   // An invocation whose deadline passed before it got here never runs.
   if (claimed.deadline !== null && claimed.deadline <= Date.now()) {

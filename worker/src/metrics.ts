@@ -12,6 +12,7 @@ export class WorkerMetrics {
   private readonly seconds: Histogram<"outcome" | "env">;
   private readonly commits: Counter;
   private readonly writes: Counter;
+  private readonly emittedBytes: Counter<"report">;
 
   constructor(running: () => number, options: { defaults?: boolean } = {}) {
     const registers = [this.registry];
@@ -39,6 +40,12 @@ export class WorkerMetrics {
       help: "Writes the worker's journal writer committed.",
       registers,
     });
+    this.emittedBytes = new Counter({
+      name: "brain_emitted_bytes_total",
+      help: "Bytes of reports of the calls this worker runs (what BRAIN_MAX_EMITTED_BYTES counts), by report.",
+      labelNames: ["report"],
+      registers,
+    });
     new Gauge({
       name: "brain_worker_running_calls",
       help: "Calls running in this worker now.",
@@ -54,6 +61,10 @@ export class WorkerMetrics {
     const labels = { outcome: result.outcome, env: result.env ?? "none" };
     this.jobs.inc(labels);
     this.seconds.observe(labels, ms / 1000);
+  }
+
+  emitted(report: string, bytes: number): void {
+    if (bytes > 0) this.emittedBytes.inc({ report }, bytes);
   }
 
   flushed(flush: FlushInfo): void {

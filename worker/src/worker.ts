@@ -149,6 +149,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     workerId: () => identity.workerId,
     log,
     repairs,
+    ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
   };
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
   // this worker more than it can run, so other workers get the rest.

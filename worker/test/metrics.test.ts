@@ -30,7 +30,12 @@ it("counts the jobs it ran, by outcome and environment, with their latency", asy
     const seqs: number[] = [];
     for (const value of [1, 2]) {
       const seq = await callComponent(h, session, {
-        input: { steps: [{ op: "finish", outcome: { status: "ok", value } }] },
+        input: {
+          steps: [
+            { op: "emit", kind: "progress", data: { value } },
+            { op: "finish", outcome: { status: "ok", value } },
+          ],
+        },
       });
       await waitForEnd(h.db.sql, session, seq, 120_000);
       seqs.push(seq);
@@ -52,6 +57,8 @@ it("counts the jobs it ran, by outcome and environment, with their latency", asy
     expect(seconds).toBeLessThan(240);
     expect(sampleValue(s, "brain_worker_jobs_total", { outcome: "failed" })).toBe(0);
     expect(sampleValue(s, "brain_worker_running_calls")).toBe(0);
+    expect(sampleValue(s, "brain_emitted_bytes_total", { report: "emit" })).toBeGreaterThan(0);
+    expect(sampleValue(s, "brain_emitted_bytes_total", { report: "finish" })).toBeGreaterThan(0);
     // Its journal writer committed the claims and the ends.
     expect(sampleValue(s, "brain_journal_writes_total")).toBeGreaterThanOrEqual(4);
   } finally {

@@ -28,6 +28,8 @@ export interface InvocationDeps {
   /** Journal writes retried each heartbeat until the database takes them (see PendingRepairs). */
   repairs?: PendingRepairs;
   log: Logger;
+  /** Told of each report's emitted bytes (the worker's metrics), when it has metrics. */
+  emitted?: (report: string, bytes: number) => void;
 }
 
 /**
