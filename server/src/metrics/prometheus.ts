@@ -13,6 +13,11 @@ export interface MetricSources {
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const WINDOW_SECONDS = [0.001, 0.002, 0.004, 0.006, 0.008, 0.01, 0.025, 0.05, 0.1, 0.5];
+/**
+ * Distinct tool labels kept; later names count as `_other`. Tool names come from sessions, and an
+ * unknown tool's from the model: without a bound, a model inventing names would grow every scrape.
+ */
+const MAX_TOOL_LABELS = 500;
 const WRITES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const COMMIT_SECONDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
@@ -175,15 +180,25 @@ export class PrometheusMetrics implements Metrics {
     });
   }
 
+  private readonly tools = new Set<string>();
+
+  private toolLabel(name: string | undefined): string {
+    const tool = name ?? "unknown";
+    if (this.tools.has(tool)) return tool;
+    if (this.tools.size >= MAX_TOOL_LABELS) return "_other";
+    this.tools.add(tool);
+    return tool;
+  }
+
   record(r: FoldedRecord): void {
     switch (r.kind) {
       case "tool_call_started": {
-        const tool = r.tool ?? "unknown";
+        const tool = this.toolLabel(r.tool);
         this.toolStarted.add(tool, () => ({ tool }));
         break;
       }
       case "tool_call_ended": {
-        const tool = r.tool ?? "unknown";
+        const tool = this.toolLabel(r.tool);
         const status = String((r.payload as P | null)?.outcome?.status ?? "unknown");
         this.toolEnded.add(`${tool}\0${status}`, () => ({ tool, status }));
         if (r.startedAt !== undefined)
