@@ -107,6 +107,33 @@ const PROVIDER = (
   ] as const
 ).map((code) => [code, 502] as const);
 
+/**
+ * The contracts' schemas under the names the document gives them (components/schemas); `.meta()`
+ * makes a copy, so the schemas the server validates with are untouched.
+ */
+const AppToken = AppTokenSchema.meta({ id: "AppToken" });
+const AppTokenList = AppTokenListSchema.meta({ id: "AppTokenList" });
+const CallFrameBody = CallFrameBodySchema.meta({ id: "CallFrameBody" });
+const CallFrameResult = CallFrameResultSchema.meta({ id: "CallFrameResult" });
+const CancelCallResult = CancelCallResultSchema.meta({ id: "CancelCallResult" });
+const CancelTurnResult = CancelTurnResultSchema.meta({ id: "CancelTurnResult" });
+const ComponentUploadResult = ComponentUploadResultSchema.meta({ id: "ComponentUploadResult" });
+const CreateSessionBody = CreateSessionBodySchema.meta({ id: "CreateSessionBody" });
+const CreateTokenBody = CreateTokenBodySchema.meta({ id: "CreateTokenBody" });
+const CreatedToken = CreatedTokenSchema.meta({ id: "CreatedToken" });
+const JournalEvent = JournalEventSchema.meta({ id: "JournalEvent" });
+const ModelRequest = ModelRequestSchema.meta({ id: "ModelRequest" });
+const ModelResult = ModelResultSchema.meta({ id: "ModelResult" });
+const PostMessageBody = PostMessageBodySchema.meta({ id: "PostMessageBody" });
+const PostMessageResult = PostMessageResultSchema.meta({ id: "PostMessageResult" });
+const RegisterHostBody = RegisterHostBodySchema.meta({ id: "RegisterHostBody" });
+const RegisteredHost = RegisteredHostSchema.meta({ id: "RegisteredHost" });
+const RegisteredReplica = RegisteredReplicaSchema.meta({ id: "RegisteredReplica" });
+const ServeHostBody = ServeHostBodySchema.meta({ id: "ServeHostBody" });
+const Session = SessionSchema.meta({ id: "Session" });
+const SessionList = SessionListSchema.meta({ id: "SessionList" });
+const SessionTools = SessionToolsSchema.meta({ id: "SessionTools" });
+
 export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
   "GET /healthz": {
     summary: "Liveness",
@@ -145,15 +172,15 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     summary: "Create an application token",
     description: "The token is shown once; Brain keeps only its SHA-256.",
     auth: "operator",
-    body: CreateTokenBodySchema,
-    responses: { 201: { description: "Created.", schema: CreatedTokenSchema } },
+    body: CreateTokenBody,
+    responses: { 201: { description: "Created.", schema: CreatedToken } },
     errors: [...OPERATOR, ...BODY],
   },
   "GET /v1/tokens": {
     summary: "List application tokens",
     description: "Newest first, revoked ones included, never a token.",
     auth: "operator",
-    responses: { 200: { description: "The tokens.", schema: AppTokenListSchema } },
+    responses: { 200: { description: "The tokens.", schema: AppTokenList } },
     errors: OPERATOR,
   },
   "DELETE /v1/tokens/:id": {
@@ -161,15 +188,15 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     description: "Idempotent; the row stays.",
     auth: "operator",
     params: z.strictObject({ id: Uuid }),
-    responses: { 200: { description: "Revoked.", schema: AppTokenSchema } },
+    responses: { 200: { description: "Revoked.", schema: AppToken } },
     errors: [...OPERATOR, "invalid_request", "not_found"],
   },
   "POST /v1/hosts": {
     summary: "Register an application host",
     description: "Owned by the caller's token; the host token is shown once.",
     auth: "token",
-    body: RegisterHostBodySchema,
-    responses: { 201: { description: "Registered.", schema: RegisteredHostSchema } },
+    body: RegisterHostBody,
+    responses: { 201: { description: "Registered.", schema: RegisteredHost } },
     errors: [...API, ...BODY],
   },
   "GET /v1/hosts/:id/connect": {
@@ -188,8 +215,8 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     description: "In the caller's namespace; the replica token is shown once.",
     auth: "token",
     params: z.strictObject({ name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/) }),
-    body: ServeHostBodySchema,
-    responses: { 201: { description: "Registered.", schema: RegisteredReplicaSchema } },
+    body: ServeHostBody,
+    responses: { 201: { description: "Registered.", schema: RegisteredReplica } },
     errors: [...API, ...BODY, "invalid_placement", "duplicate_tool"],
   },
   "GET /v1/replicas/:id/connect": {
@@ -206,9 +233,9 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     summary: "Create a session",
     description: "Secrets in it are sealed, never echoed. Idempotency-Key: the same key and body give the same answer.",
     auth: "token",
-    body: CreateSessionBodySchema,
+    body: CreateSessionBody,
     idempotencyKey: true,
-    responses: { 201: { description: "Created.", schema: SessionSchema } },
+    responses: { 201: { description: "Created.", schema: Session } },
     errors: [
       ...API,
       ...BODY,
@@ -228,21 +255,21 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     description: "Newest first; an application token lists only its own.",
     auth: "token",
     query: ListSessionsQuerySchema,
-    responses: { 200: { description: "A page of sessions.", schema: SessionListSchema } },
+    responses: { 200: { description: "A page of sessions.", schema: SessionList } },
     errors: [...API, "invalid_request"],
   },
   "GET /v1/sessions/:id": {
     summary: "Get a session",
     auth: "token",
     params: SessionParams,
-    responses: { 200: { description: "The session.", schema: SessionSchema } },
+    responses: { 200: { description: "The session.", schema: Session } },
     errors: SESSION,
   },
   "GET /v1/sessions/:id/tools": {
     summary: "A session's tools as advertised at creation",
     auth: "token",
     params: SessionParams,
-    responses: { 200: { description: "Its placements.", schema: SessionToolsSchema } },
+    responses: { 200: { description: "Its placements.", schema: SessionTools } },
     errors: SESSION,
   },
   "POST /v1/sessions/:id/end": {
@@ -250,7 +277,7 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     description: "Open calls end cancelled and hosts are told.",
     auth: "token",
     params: SessionParams,
-    responses: { 200: { description: "The ended session.", schema: SessionSchema } },
+    responses: { 200: { description: "The ended session.", schema: Session } },
     errors: [...SESSION, ...WRITE],
   },
   "DELETE /v1/sessions/:id": {
@@ -266,9 +293,9 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
       "Starts (or queues) a turn. With wait: true the answer holds the activation once it ends. Idempotency-Key: same key and body, same answer.",
     auth: "token",
     params: SessionParams,
-    body: PostMessageBodySchema,
+    body: PostMessageBody,
     idempotencyKey: true,
-    responses: { 201: { description: "Journaled.", schema: PostMessageResultSchema } },
+    responses: { 201: { description: "Journaled.", schema: PostMessageResult } },
     errors: [...SESSION, ...BODY, ...WRITE, "idempotency_conflict", "session_ended", "not_ready"],
   },
   "GET /v1/sessions/:id/events": {
@@ -281,7 +308,7 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     responses: {
       200: {
         description: "One journal record per line.",
-        schema: JournalEventSchema,
+        schema: JournalEvent,
         contentType: "application/x-ndjson",
       },
     },
@@ -292,7 +319,7 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     description: "Journals cancel_requested; the Agentloop ends the turn's open calls and the activation.",
     auth: "token",
     params: SessionParams,
-    responses: { 200: { description: "The cancel_requested record.", schema: CancelTurnResultSchema } },
+    responses: { 200: { description: "The cancel_requested record.", schema: CancelTurnResult } },
     errors: [...SESSION, ...WRITE, "session_ended"],
   },
   "POST /v1/sessions/:id/calls/:seq/cancel": {
@@ -300,7 +327,7 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     description: "cancelled is false when the call had already ended.",
     auth: "token",
     params: z.strictObject({ id: Uuid, seq: z.coerce.number().int().positive() }),
-    responses: { 200: { description: "Whether it was cancelled.", schema: CancelCallResultSchema } },
+    responses: { 200: { description: "Whether it was cancelled.", schema: CancelCallResult } },
     errors: [...SESSION, ...WRITE, "call_not_found"],
   },
   "HEAD /v1/components/:sha256": {
@@ -316,7 +343,7 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     auth: "token",
     params: Sha256Params,
     body: { contentType: "application/wasm", schema: z.string().meta({ format: "binary" }) },
-    responses: { 201: { description: "Stored.", schema: ComponentUploadResultSchema } },
+    responses: { 201: { description: "Stored.", schema: ComponentUploadResult } },
     errors: [...API, ...BODY, "invalid_component"],
   },
   "POST /v1/calls/:sessionId/:sequence/frames": {
@@ -325,8 +352,8 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
       "Authorised by the call's callback token. Answers once the frame has committed (the durable acknowledgment).",
     auth: "call",
     params: CallParams,
-    body: CallFrameBodySchema,
-    responses: { 200: { description: "Committed.", schema: CallFrameResultSchema } },
+    body: CallFrameBody,
+    responses: { 200: { description: "Committed.", schema: CallFrameResult } },
     errors: [...V1, ...BODY, ...WRITE, "unauthorized", "call_ended", "budget_exceeded", "unstorable_text"],
   },
   "POST /v1/calls/:sessionId/:sequence/model": {
@@ -335,8 +362,8 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
       "Authorised by the call's token (bearer or brain-call-token). A ModelRequest in, the ModelResult out; provider failures answer 502 with their model_* code, a stopped call 409.",
     auth: "call",
     params: CallParams,
-    body: ModelRequestSchema,
-    responses: { 200: { description: "The model's answer.", schema: ModelResultSchema } },
+    body: ModelRequest,
+    responses: { 200: { description: "The model's answer.", schema: ModelResult } },
     errors: [
       ...V1,
       ...BODY,
