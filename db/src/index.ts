@@ -121,6 +121,12 @@ export {
 } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
 export {
+  MCP_TASK_KIND,
+  type ReleaseFilter,
+  recordResumePoint,
+  releaseResumableCalls,
+} from "./ops/resume-calls.js";
+export {
   IDEMPOTENCY_KEEP_SECONDS,
   PRUNE_BATCH,
   PRUNE_RECORDS_BATCH,
@@ -134,7 +140,7 @@ export {
   type SchemaVersions,
   schemaVersions,
 } from "./ops/schema-version.js";
-export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
+export { environmentSecret, MODEL_SECRET, mcpSecret, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
   createSession,

@@ -12,6 +12,7 @@ import { runComponent } from "./drivers/component.js";
 import type { Driver, InvocationDeps } from "./drivers/driver.js";
 import { runHttpApplicationCall } from "./drivers/http-application.js";
 import { runHttpEnvironmentCall } from "./drivers/http-environment.js";
+import { runMcpCall } from "./drivers/mcp.js";
 
 /** After its call ended, a component still running gets this long to return before it is stopped. */
 const AFTER_END_GRACE_MS = 1000;
@@ -81,6 +82,8 @@ function driverFor(placement: { env: { type: string } }): Driver {
       return runHttpEnvironmentCall;
     case "host":
       return runHttpApplicationCall;
+    case "mcp":
+      return runMcpCall;
     default:
       return runComponent;
   }
