@@ -22,10 +22,14 @@ const compiled = new Map<string, ValidateFunction | Error>();
 
 type Mode = "check" | "strip" | "defaults";
 
-function validatorFor(schema: Record<string, unknown>, mode: Mode = "check"): ValidateFunction | Error {
-  const key = `${mode}:${JSON.stringify(schema)}`;
+function validatorFor(given: Record<string, unknown>, mode: Mode = "check"): ValidateFunction | Error {
+  const key = `${mode}:${JSON.stringify(given)}`;
   let v = compiled.get(key);
   if (!v) {
+    // MCP servers advertise draft-07 schemas (the MCP SDK's export names it in `$schema`, which
+    // Ajv2020 cannot resolve); their keywords are checked as 2020-12 ones, which they mostly are.
+    const { $schema, ...rest } = given;
+    const schema = typeof $schema === "string" && !$schema.includes("2020-12") ? rest : given;
     try {
       v = (mode === "strip" ? stripping : mode === "defaults" ? defaulting : ajv).compile(schema);
     } catch (error) {
