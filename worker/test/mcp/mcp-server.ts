@@ -162,6 +162,7 @@ export async function startMcpServer(): Promise<TestMcpServer> {
     },
     async close() {
       for (const t of transports.values()) await t.close().catch(() => {});
+      taskStore.cleanup();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
