@@ -2,9 +2,12 @@
 // tools a real Brain server places from tools/list, called by real workers, driven by scripted
 // models. Records, outcomes, progress, cancellation reaching the MCP server, and a task call that
 // survives the SIGKILL of the worker polling it.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Brain, mcpEnv, mcpTools } from "@aexhq/brain";
 import type { Sql } from "@aexhq/brain-db";
+import { startWorker } from "@aexhq/brain-worker";
 import { describe, expect, it } from "vitest";
 import { spawnBrainWithWorker, startBrainWithWorker } from "../../../testkit/brain-with-worker.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
@@ -140,6 +143,55 @@ describe("in one process", () => {
     await until("the MCP server to see the cancellation", () => mcp.cancelled.includes("cancel"));
     const outcome = (await journalOf(stack.brain.db.sql, second.id)).find((r) => r.kind === "tool_call_ended")!;
     expect(outcome.payload.outcome).toMatchObject({ status: "cancelled" });
+  });
+});
+
+describe("a worker stopping mid-task", () => {
+  const mcp = startedBeforeAll(startMcpServer);
+  const stack = startedBeforeAll(() => startBrainWithWorker());
+
+  it("hands its task call to the next worker instead of ending it unknown; a deadline sends tasks/cancel", async () => {
+    const env = mcpEnv({ name: "jobs", url: mcp.url });
+    const session = await stack.client.sessions.create({
+      model: script([{ name: "long_task", input: { job: "stop" } }]),
+      tools: [mcpTools(env, { only: ["long_task"] })],
+    });
+    const turn = session.send("go");
+    await until("the first worker to poll", () => mcp.seen.some((s) => s.method === "tasks/get"));
+    await stack.worker.stop();
+    const polled = mcp.seen.filter((s) => s.method === "tasks/get").length;
+    const next = await startWorker({
+      databaseUrl: stack.brain.db.url,
+      schema: "brain",
+      maxEmittedBytes: 1024 * 1024,
+      concurrency: 2,
+      cacheDir: mkdtempSync(join(tmpdir(), "mcp-worker-")),
+      logLevel: "silent",
+      maxModelCalls: 100,
+      secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+    });
+    try {
+      await until(
+        "the next worker to poll the same task",
+        () => mcp.seen.filter((s) => s.method === "tasks/get").length > polled + 1,
+      );
+      await mcp.completeTask(mcp.tasks[0]!, { content: [], structuredContent: { answer: 7 } });
+      expect(await turn).toBe("done");
+      const ended = (await journalOf(stack.brain.db.sql, session.id)).filter((r) => r.kind === "tool_call_ended");
+      expect(ended.map((r) => r.payload.outcome)).toEqual([{ status: "ok", value: { answer: 7 } }]);
+
+      // A task call reaching its deadline: the task is cancelled on the MCP server.
+      const timed = await stack.client.sessions.create({
+        model: script([{ name: "long_task", input: { job: "late" } }]),
+        tools: [mcpTools(env, { only: ["long_task"], timeoutMs: 1500 })],
+      });
+      expect(await timed.send("go")).toBe("done");
+      const outcome = (await journalOf(stack.brain.db.sql, timed.id)).find((r) => r.kind === "tool_call_ended")!;
+      expect(outcome.payload.outcome).toMatchObject({ status: "timeout" });
+      await until("tasks/cancel to reach the MCP server", () => mcp.seen.some((s) => s.method === "tasks/cancel"));
+    } finally {
+      await next.stop();
+    }
   });
 });
 
