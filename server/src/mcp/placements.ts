@@ -8,6 +8,7 @@
 import {
   BrainError,
   findUnstorable,
+  MAX_BODY_BYTES,
   McpImplementationSchema,
   type McpServerSpec,
   TOOL_NAME_PATTERN,
@@ -25,7 +26,18 @@ const MAX_PAGES = 20;
 
 export async function placeMcpTools(servers: readonly McpServerSpec[]): Promise<ToolPlacement[]> {
   const lists = await Promise.all(servers.map(async (s) => ({ spec: s, tools: await listTools(s) })));
-  return lists.flatMap(({ spec, tools }) => placementsOf(spec, tools).map((p) => admitted(spec, p)));
+  return lists.flatMap(({ spec, tools }) => {
+    const placed = placementsOf(spec, tools).map((p) => admitted(spec, p));
+    // What a remote server advertises is bounded like what a caller may send in a body.
+    const bytes = Buffer.byteLength(JSON.stringify(placed), "utf8");
+    if (bytes > MAX_BODY_BYTES) {
+      throw new BrainError(
+        "mcp_unavailable",
+        `MCP server ${JSON.stringify(spec.name)} advertises ${bytes} bytes of tools; at most ${MAX_BODY_BYTES} are placed.`,
+      );
+    }
+    return placed;
+  });
 }
 
 /** What a remote server advertises is hostile input: it must be a placement Brain can store. */
