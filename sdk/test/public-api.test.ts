@@ -17,6 +17,8 @@ describe("the public entry point", () => {
       "http",
       "httpEnv",
       "httpTool",
+      "mcpEnv",
+      "mcpTools",
       "tool",
       "toolHandler",
     ]);
