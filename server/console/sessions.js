@@ -105,7 +105,10 @@ export function mountSessions(view, params) {
             ),
       );
       const older = new URLSearchParams(params);
-      if (sessions.length === LIMIT) older.set("until", sessions[sessions.length - 1].createdAt);
+      // createdAt is to the millisecond, the database to the microsecond: the next page starts
+      // within the last row's millisecond (it may show that row again, never skip a session).
+      if (sessions.length === LIMIT)
+        older.set("until", new Date(Date.parse(sessions[sessions.length - 1].createdAt) + 1).toISOString());
       replace(
         more,
         until ? h("a", { href: `#/sessions?${withoutUntil(params)}` }, "← newest") : null,
