@@ -16,7 +16,8 @@ export function h(tag, props = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = String(value);
     else if (key === "dataset") Object.assign(el.dataset, value);
-    else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key.startsWith("on") && typeof value === "function")
+      el.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
     else if (key === "href") el.setAttribute("href", internalHref(String(value)));
     else el.setAttribute(key, value === true ? "" : String(value));
   }

@@ -20,36 +20,38 @@ export function mountSessions(view, params) {
   const since = Object.hasOwn(SINCE, params.get("since") ?? "") ? (params.get("since") ?? "") : "";
   const until = params.get("until") ?? "";
 
-  const form = h(
-    "form",
-    { id: "session-filter", class: "filters" },
+  const form = /** @type {HTMLFormElement} */ (
     h(
-      "label",
-      {},
-      "Status ",
+      "form",
+      { id: "session-filter", class: "filters" },
       h(
-        "select",
-        { name: "status" },
-        ["", "active", "ended"].map((v) => h("option", { value: v, selected: v === status }, v || "any")),
+        "label",
+        {},
+        "Status ",
+        h(
+          "select",
+          { name: "status" },
+          ["", "active", "ended"].map((v) => h("option", { value: v, selected: v === status }, v || "any")),
+        ),
       ),
-    ),
-    h(
-      "label",
-      {},
-      "Tool ",
-      h("input", { name: "tool", value: tool, placeholder: "any", size: 16, autocomplete: "off" }),
-    ),
-    h(
-      "label",
-      {},
-      "Created ",
       h(
-        "select",
-        { name: "since" },
-        Object.keys(SINCE).map((v) => h("option", { value: v, selected: v === since }, v ? `last ${v}` : "any time")),
+        "label",
+        {},
+        "Tool ",
+        h("input", { name: "tool", value: tool, placeholder: "any", size: 16, autocomplete: "off" }),
       ),
-    ),
-    h("button", { type: "submit" }, "Apply"),
+      h(
+        "label",
+        {},
+        "Created ",
+        h(
+          "select",
+          { name: "since" },
+          Object.keys(SINCE).map((v) => h("option", { value: v, selected: v === since }, v ? `last ${v}` : "any time")),
+        ),
+      ),
+      h("button", { type: "submit" }, "Apply"),
+    )
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();

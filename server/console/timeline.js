@@ -161,10 +161,8 @@ export function mountTimeline(view, sessionId) {
       );
     } catch (error) {
       if (abort.signal.aborted) return;
-      replace(
-        live,
-        error instanceof ApiError && error.code === "not_found" ? "no such session" : String(error.message),
-      );
+      const message = error instanceof Error ? error.message : String(error);
+      replace(live, error instanceof ApiError && error.code === "not_found" ? "no such session" : message);
       return;
     }
     let failures = 0;

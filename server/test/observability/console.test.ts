@@ -18,7 +18,7 @@ import { deferred, until } from "../../../testkit/wait.js";
 /** Generous: the machine running the suite may be busy; every wait is on a condition. */
 const UI_MS = 30_000;
 const ARTIFACTS = join(import.meta.dirname, "..", "..", "..", "test-artifacts");
-const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
+const HOSTILE = `<img src=x onerror="__pwned=1"><script>__pwned=2</script>`;
 
 const server = startedBeforeAll(() => startBrain());
 const openai = startedBeforeAll(() => startFakeOpenAI({ apiKey: "sk-console" }));
@@ -79,7 +79,7 @@ describe("the journal console", () => {
     await expect.poll(() => page.locator("#token-error").textContent(), { timeout: UI_MS }).toMatch(/refused/);
     await signIn(page, server.token);
     await page.locator("#sessions").waitFor();
-    expect(await page.evaluate(() => sessionStorage.getItem("brain.console.token"))).toBe(server.token);
+    expect(await page.evaluate('sessionStorage.getItem("brain.console.token")')).toBe(server.token);
 
     // Sessions: both, then filtered by status and by tool.
     const sessionRow = (id: string) => page.locator(`#sessions tr[data-session-id="${id}"]`);
@@ -133,9 +133,8 @@ describe("the journal console", () => {
     expect(await page.locator("#timeline img, #timeline script").count()).toBe(0);
 
     // Live: a second turn appears without a reload, its call open until the tool's gate opens.
-    await page.evaluate(() => {
-      (window as unknown as { marker: number }).marker = 42;
-    });
+    // Gone if the page reloads: what tells a live update from a reload.
+    await page.evaluate("window.marker = 42");
     openai.reply(
       { toolCalls: [{ name: "importer", input: { source: "second" } }], usage: { input: 7, output: 3 } },
       { text: "second import done", usage: { input: 9, output: 4 } },
@@ -161,7 +160,7 @@ describe("the journal console", () => {
     await expect.poll(() => running.locator(".badge").textContent(), { timeout: UI_MS }).toBe("ok");
     await row(page, "assistant_message").nth(1).waitFor();
     expect(await row(page, "assistant_message").nth(1).locator(".summary").textContent()).toBe("second import done");
-    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+    expect(await page.evaluate("window.marker")).toBe(42);
     await openRow.waitFor({ state: "detached" });
     await calls.locator("#calls tr.empty").waitFor();
 
@@ -176,7 +175,7 @@ describe("the journal console", () => {
     expect(await proc.locator(".badge").textContent()).toBe("live");
 
     expect(errors).toEqual([]);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.locator("#timeline li").first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(ARTIFACTS, "console.png"), fullPage: true });
