@@ -38,7 +38,15 @@ export function mountSessions(view, params) {
         "label",
         {},
         "Tool ",
-        h("input", { name: "tool", value: tool, placeholder: "any", size: 16, autocomplete: "off" }),
+        h("input", {
+          name: "tool",
+          value: tool,
+          placeholder: "any",
+          size: 16,
+          autocomplete: "off",
+          // Tool names as the API takes them (TOOL_NAME_PATTERN): a typo is caught before the request.
+          pattern: "[a-zA-Z][a-zA-Z0-9_\\-]{0,63}",
+        }),
       ),
       h(
         "label",

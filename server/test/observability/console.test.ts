@@ -56,6 +56,12 @@ async function signIn(page: Page, token: string): Promise<void> {
   await page.locator("#token-form button[type=submit]").click();
 }
 
+/** A screenshot in test-artifacts/, which CI keeps (console.png is the timeline). */
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+}
+
 const row = (page: Page, kind: string) => page.locator(`#timeline li[data-kind="${kind}"]`);
 
 describe("the journal console", () => {
@@ -97,6 +103,7 @@ async function drive(): Promise<void> {
   const sessionRow = (id: string) => page.locator(`#sessions tr[data-session-id="${id}"]`);
   await sessionRow(session.id).waitFor();
   await sessionRow(other.id).waitFor();
+  await shot(page, "console-sessions.png");
   await page.locator("#session-filter select[name=status]").selectOption("ended");
   await page.locator("#session-filter button[type=submit]").click();
   await sessionRow(session.id).waitFor({ state: "detached" });
@@ -166,6 +173,7 @@ async function drive(): Promise<void> {
   await openRow.waitFor();
   expect(await openRow.locator(".tool-name").textContent()).toBe("importer");
   expect(await openRow.locator("td:nth-child(4) .badge").textContent()).toBe("running");
+  await shot(calls, "console-calls.png");
 
   gate.resolve();
   expect(await second).toBe("second import done");
@@ -185,12 +193,12 @@ async function drive(): Promise<void> {
   const proc = calls.locator(`#processes tr[data-process-id="${serverId}"]`);
   await proc.waitFor();
   expect(await proc.locator(".badge").textContent()).toBe("live");
+  await shot(calls, "console-hosts.png");
 
   expect(errors).toEqual([]);
   expect(await page.evaluate("window.__pwned")).toBeUndefined();
-  mkdirSync(ARTIFACTS, { recursive: true });
   await page.locator("#timeline li").first().scrollIntoViewIfNeeded();
-  await page.screenshot({ path: join(ARTIFACTS, "console.png"), fullPage: true });
+  await shot(page, "console.png");
   await calls.close();
   await page.close();
 }
