@@ -7,8 +7,13 @@ import { TOOL_NAME_PATTERN } from "./journal.js";
  */
 
 const Uuid = z.uuid();
-/** An instant with its offset (`2026-12-01T02:00:00Z`, `…+01:00`): never a local time. */
-const Instant = z.iso.datetime({ offset: true });
+/**
+ * An instant with its offset (`2026-12-01T02:00:00Z`, `…+01:00`): never a local time. Year 0000
+ * is valid ISO 8601 but not a Postgres timestamp: refused here, not by the database.
+ */
+const Instant = z.iso
+  .datetime({ offset: true })
+  .refine((v) => !v.startsWith("0000-") && Number.isFinite(Date.parse(v)), "not a representable instant");
 const Limit = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 const Flag = z
   .enum(["true", "false", "1", "0"])

@@ -10,6 +10,7 @@ import {
   CreatedTokenSchema,
   SessionSchema,
 } from "@aexhq/brain-contracts";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startBrain } from "../../../testkit/brain.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
@@ -141,6 +142,8 @@ describe("console read routes", () => {
       "/v1/console/sessions?since=yesterday",
       // A local time says nothing about which instant it is.
       "/v1/console/sessions?since=2026-01-01T00:00:00",
+      "/v1/console/sessions?since=2026-02-29T00:00:00Z",
+      "/v1/console/sessions?until=0000-01-01T00:00:00Z",
       "/v1/console/sessions?limit=0",
       "/v1/console/sessions?limit=1000",
       "/v1/console/sessions?tool=has%20space",
@@ -153,6 +156,26 @@ describe("console read routes", () => {
     ]) {
       expectCode(await call("GET", query), 400, "invalid_request");
     }
+  });
+
+  it("answer any query with 200 or invalid_request, never a server error (property)", async () => {
+    const key = fc.constantFrom("status", "tool", "since", "until", "limit", "open", "session", "x", "__proto__");
+    const value = fc.oneof(
+      fc.string(),
+      fc.constantFrom("active", "ended", "true", "1", "-1", "1e3", "0x10", "lookup", randomUUID()),
+      fc
+        .date({ min: new Date(-8_640_000_000_000_000), max: new Date(8_640_000_000_000_000), noInvalidDate: true })
+        .map((d) => d.toISOString()),
+      fc.integer().map(String),
+    );
+    const route = fc.constantFrom("sessions", "calls", "hosts", "processes");
+    await fc.assert(
+      fc.asyncProperty(route, fc.array(fc.tuple(key, value), { maxLength: 4 }), async (name, pairs) => {
+        const answer = await call("GET", `/v1/console/${name}?${new URLSearchParams(pairs)}`);
+        if (answer.status !== 200) expectCode(answer, 400, "invalid_request");
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it("need the operator's token", async () => {
