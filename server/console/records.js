@@ -132,6 +132,7 @@ export function summarize(event, context) {
         badge("pending", "pending"),
         h("span", { class: "call-duration duration" }),
         h("span", { class: "call-events" }),
+        h("span", { class: "call-progress", title: "the last event it emitted" }),
         p.deadline ? h("span", { class: "deadline" }, ` · deadline ${new Date(Number(p.deadline)).toISOString()}`) : "",
       ];
     case "tool_result":

@@ -2,7 +2,7 @@
 // the event stream (GET /v1/sessions/:id/events?follow=true); a broken stream is resumed after
 // the last record shown, so nothing is missed or shown twice (sequences are dense per session).
 import { ApiError, followEvents, getJson } from "./api.js";
-import { badge, between, clock, dateTime, duration, h, pretty, replace } from "./dom.js";
+import { badge, between, brief, clock, dateTime, duration, h, pretty, replace } from "./dom.js";
 import { isRecordKind, labelOf, summarize, tokens } from "./records.js";
 
 /** @typedef {import("./records.js").JournalEvent} JournalEvent */
@@ -141,6 +141,8 @@ export function mountTimeline(view, sessionId) {
           if (call) {
             call.events++;
             setText(call.el, ".call-events", ` · ${call.events} event${call.events === 1 ? "" : "s"}`);
+            // A running call's progress is what it emitted last.
+            setText(call.el, ".call-progress", ` · last: ${event.kind} ${brief(p.data, 80)}`);
           }
         }
     }

@@ -164,6 +164,8 @@ async function drive(): Promise<void> {
   await row(page, "import_progress").waitFor();
   expect(await running.locator(".badge").textContent()).not.toBe("ok");
   expect(await running.locator(".call-events").textContent()).toBe(" · 2 events");
+  // jsonb keeps its own key order.
+  expect(await running.locator(".call-progress").textContent()).toBe(' · last: import_progress {"of":2,"done":1}');
 
   // Open calls, in a second tab (the token is per tab: it asks again).
   const calls = await openConsole("#/calls");
