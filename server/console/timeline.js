@@ -38,6 +38,16 @@ export function mountTimeline(view, sessionId) {
   let ended = false;
   const context = { toolOf: (call) => calls.get(Number(call))?.tool };
 
+  // Redrawn once per frame at most: a long backlog arrives hundreds of records at a time.
+  let statsQueued = false;
+  const queueStats = () => {
+    if (statsQueued) return;
+    statsQueued = true;
+    requestAnimationFrame(() => {
+      statsQueued = false;
+      showStats();
+    });
+  };
   const showStats = () =>
     replace(
       stats,
@@ -75,14 +85,14 @@ export function mountTimeline(view, sessionId) {
         "div",
         { class: "body" },
         h("div", { class: "summary" }, summarize(event, context)),
-        h("details", {}, h("summary", {}, "payload"), h("pre", {}, pretty(event.payload))),
+        payloadDetails(event.payload),
       ),
     );
     follow(event, el);
     const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
     list.appendChild(el);
     if (atBottom && totals.records > 1) el.scrollIntoView({ block: "end" });
-    showStats();
+    queueStats();
   };
 
   /** Records that change an earlier row: a call's status and duration, a model call's tokens. */
@@ -193,6 +203,16 @@ export function mountTimeline(view, sessionId) {
   showStats();
   void run();
   return () => abort.abort();
+}
+
+/** A record's whole payload, rendered when first opened (payloads can be large). */
+function payloadDetails(payload) {
+  const pre = h("pre", {});
+  const details = h("details", {}, h("summary", {}, "payload"), pre);
+  details.addEventListener("toggle", () => {
+    if (details.hasAttribute("open") && !pre.firstChild) pre.textContent = pretty(payload);
+  });
+  return details;
 }
 
 function setText(root, selector, value) {

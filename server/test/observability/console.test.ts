@@ -142,6 +142,11 @@ async function drive(): Promise<void> {
   expect(await emitted.getAttribute("data-extension")).toBe("true");
   expect(await emitted.locator(".event-data").textContent()).toContain("s3://bucket");
   expect(await emitted.locator(".event-data").textContent()).toContain("<img src=x");
+  // Its whole payload, on demand.
+  await emitted.locator("details summary").click();
+  await expect
+    .poll(async () => JSON.parse((await emitted.locator("pre").textContent()) ?? "null"), { timeout: UI_MS })
+    .toEqual({ call: Number(await call.getAttribute("data-seq")), data: { source: "s3://bucket", note: HOSTILE } });
   expect(await row(page, "tool_result").first().locator(".badge").textContent()).toBe("ok");
   expect(await row(page, "tool_call_ended").first().locator(".badge").textContent()).toBe("ok");
   expect(await row(page, "tool_call_ended").first().locator(".call-duration").textContent()).toMatch(/ms|s$/);
