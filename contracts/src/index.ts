@@ -1,4 +1,5 @@
 export * from "./component-world.js";
+export * from "./console.js";
 export * from "./deadlines.js";
 export * from "./errors.js";
 export * from "./frames.js";

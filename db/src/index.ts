@@ -59,6 +59,10 @@ export {
   transitionCall,
 } from "./ops/call-transition.js";
 export { componentBytes, componentExists, missingComponents, storeComponent } from "./ops/components.js";
+export { consoleCalls } from "./ops/console-calls.js";
+export { consoleHosts } from "./ops/console-hosts.js";
+export { consoleProcesses } from "./ops/console-processes.js";
+export { consoleSessions } from "./ops/console-sessions.js";
 export { closeServerConnections, declareDeadServers } from "./ops/dead-servers.js";
 export {
   type ClaimedWorkerCall,

@@ -10,6 +10,8 @@ import { installErrorHandler } from "./plugins/errors.js";
 import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
 import { componentRoutes } from "./routes/components.js";
+import { consoleRoutes } from "./routes/console.js";
+import { consoleFileRoutes } from "./routes/console-files.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
@@ -84,6 +86,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     },
   });
   await app.register(healthRoutes);
+  // The console's static files: public, they hold no data (its data routes are the operator's).
+  await app.register(consoleFileRoutes);
   await app.register(hostSocketRoutes);
   await app.register(replicaSocketRoutes);
   await app.register(callCallbackRoutes);
@@ -100,6 +104,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(eventRoutes);
     await api.register(cancelRoutes);
     await api.register(componentRoutes);
+    await api.register(consoleRoutes);
   });
   return app;
 }

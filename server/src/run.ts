@@ -25,6 +25,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
   const banner = [
     `Brain listening on ${url}`,
     `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}`,
+    `Console: ${url}/console/ (asks for the operator token)`,
   ];
   // The embedded database's URL carries its generated password (kept in BRAIN_DATA_DIR/pg-password).
   if (db.embedded)

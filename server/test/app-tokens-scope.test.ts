@@ -72,6 +72,15 @@ const OPERATOR_ROUTES: Record<string, { path: string; body?: unknown }> = {
   "GET /v1/tokens": { path: "/v1/tokens" },
   "HEAD /v1/tokens": { path: "/v1/tokens" },
   "DELETE /v1/tokens/:id": { path: "/v1/tokens/{a}" },
+  // The journal console's reads: every application's sessions, calls, hosts and processes.
+  "GET /v1/console/sessions": { path: "/v1/console/sessions" },
+  "HEAD /v1/console/sessions": { path: "/v1/console/sessions" },
+  "GET /v1/console/calls": { path: "/v1/console/calls?open=true" },
+  "HEAD /v1/console/calls": { path: "/v1/console/calls" },
+  "GET /v1/console/hosts": { path: "/v1/console/hosts" },
+  "HEAD /v1/console/hosts": { path: "/v1/console/hosts" },
+  "GET /v1/console/processes": { path: "/v1/console/processes" },
+  "HEAD /v1/console/processes": { path: "/v1/console/processes" },
 };
 
 /** Routes any caller may use, each scoped by its handler: tested one by one below. */
@@ -100,6 +109,16 @@ const OWN_CREDENTIALS = [
   "POST /v1/calls/:sessionId/:sequence/model",
 ];
 
+/** The console's static files: public, they hold no data (tested in observability/console.test.ts). */
+const PUBLIC_FILES = [
+  "GET /console",
+  "HEAD /console",
+  "GET /console/",
+  "HEAD /console/",
+  "GET /console/:file",
+  "HEAD /console/:file",
+];
+
 const method = (route: string) => route.split(" ")[0]!;
 
 describe("every route is covered", () => {
@@ -109,6 +128,7 @@ describe("every route is covered", () => {
       ...Object.keys(OPERATOR_ROUTES),
       ...SHARED_ROUTES,
       ...OWN_CREDENTIALS,
+      ...PUBLIC_FILES,
     ].sort();
     expect(registeredRoutes(brain.app)).toEqual(tested);
   });
@@ -119,7 +139,8 @@ describe("every route is covered", () => {
     for (const route of Object.keys(OPERATOR_ROUTES))
       expect(accessOf(method(route), route.split(" ")[1]!)).toBe("operator");
     for (const route of SHARED_ROUTES) expect(accessOf(method(route), route.split(" ")[1]!), route).toBe("any");
-    for (const route of OWN_CREDENTIALS) expect(accessOf(method(route), route.split(" ")[1]!)).toBeUndefined();
+    for (const route of [...OWN_CREDENTIALS, ...PUBLIC_FILES])
+      expect(accessOf(method(route), route.split(" ")[1]!)).toBeUndefined();
     expect(Object.keys(ROUTE_ACCESS).length).toBeGreaterThan(0);
   });
 

@@ -80,6 +80,10 @@ describe("server process", () => {
     const server = await start({ databaseUrl: db.url });
     await healthy(server.url);
     expect(server.output()).toMatch(/Postgres: DATABASE_URL; schema brain/);
+    // The banner names the console, and the console is there.
+    const consoleUrl = /^Console: (http:\/\/\S+\/console\/) /m.exec(server.output())?.[1];
+    expect(consoleUrl).toBe(`${server.url}/console/`);
+    expect((await fetch(consoleUrl!)).status).toBe(200);
     expect(await layout(db.sql)).toEqual({ schemas: ["brain", "brain_boss", "public"], inPublic: [] });
     // It works, too.
     const session = await createSession(server, { model: scripted("hi") });

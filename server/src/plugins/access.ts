@@ -38,6 +38,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   // upload it too. Shared by every caller; nothing in it belongs to one application.
   "HEAD /v1/components/:sha256": "any",
   "PUT /v1/components/:sha256": "any",
+  // The journal console reads every application's sessions, calls and hosts.
+  "GET /v1/console/sessions": "operator",
+  "GET /v1/console/calls": "operator",
+  "GET /v1/console/hosts": "operator",
+  "GET /v1/console/processes": "operator",
 };
 
 export function accessOf(method: string, url: string): Access | undefined {
