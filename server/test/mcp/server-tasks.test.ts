@@ -13,7 +13,7 @@ import { z } from "zod";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { type ServerProcess, spawnServer } from "../../../testkit/server-process.js";
 import { scripted } from "../../../testkit/turns.js";
-import { type Deferred, deferred, until, within } from "../../../testkit/wait.js";
+import { type Deferred, deferred, within } from "../../../testkit/wait.js";
 
 let db: TestDatabase;
 const operatorToken = `mcp-${Date.now()}-operator-token`;
@@ -93,14 +93,14 @@ async function mintAppToken(name: string): Promise<string> {
   return ((await res.json()) as { token: string }).token;
 }
 
-function endpoint(base: string, query = ""): URL {
-  return new URL(`${base}/v1/sessions/${sessionId}/mcp${query}`);
+function endpoint(base: string, query = "", session = sessionId): URL {
+  return new URL(`${base}/v1/sessions/${session}/mcp${query}`);
 }
 
 /** The official SDK client, connected (initialize) to one server's endpoint with a bearer token. */
-async function mcpClient(base: string, token = appToken, query = ""): Promise<Client> {
+async function mcpClient(base: string, token = appToken, query = "", session = sessionId): Promise<Client> {
   const client = new Client({ name: "brain-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(endpoint(base, query), {
+  const transport = new StreamableHTTPClientTransport(endpoint(base, query, session), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
   await client.connect(transport);
@@ -230,6 +230,13 @@ describe("durable tasks", () => {
     await within(hook(invoked, "across-the-kill").promise, "the host to receive the call", 30_000);
     expect((await first.experimental.tasks.getTask(taskId)).status).toBe("working");
 
+    // A second application process whose host connection is on B: its call is lost with B.
+    const onB = new Brain({ url: b.url, token: appToken });
+    brains.push(onB);
+    const lostSession = (await onB.sessions.create({ model: scripted(), tools: [hold()] })).id;
+    const lostTask = await startTask(await mcpClient(b.url, appToken, "", lostSession), "hold", { id: "lost" });
+    await within(hook(invoked, "lost").promise, "the host on B to receive the call", 30_000);
+
     await b.kill("SIGKILL");
 
     // The client comes back through the other server: the task is the journal's, not B's.
@@ -245,7 +252,21 @@ describe("durable tasks", () => {
     expect((await second.experimental.tasks.getTask(taskId)).status).toBe("completed");
     const { tasks } = await second.experimental.tasks.listTasks();
     expect(tasks.map((t) => t.taskId)).toContain(taskId);
-  }, 60_000);
+
+    // The call whose host connection died with B ends `unknown` once B is declared dead (its
+    // heartbeat 3 s stale), and its task fails with that; it is never sent again.
+    const lostClient = await mcpClient(a.url, appToken, "", lostSession);
+    const lostResult = await within(
+      lostClient.experimental.tasks.getTaskResult(lostTask, CallToolResultSchema),
+      "tasks/result of the lost call",
+      45_000,
+    );
+    expect(lostResult.isError).toBe(true);
+    expect(JSON.stringify(lostResult.content)).toContain("server_lost");
+    const lost = await lostClient.experimental.tasks.getTask(lostTask);
+    expect(lost.status).toBe("failed");
+    expect(lost.statusMessage).toContain("unknown");
+  }, 90_000);
 
   it("tasks/cancel is Brain's call cancel: the host sees it, and the task stays cancelled", async () => {
     const client = await mcpClient(a.url);
