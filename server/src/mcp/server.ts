@@ -1,6 +1,6 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { mcpSession } from "@aexhq/brain-db";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -8,6 +8,7 @@ import {
   ListToolsRequestSchema,
   RELATED_TASK_META_KEY,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { callToolResult, mcpTools } from "./answers.js";
 import { type McpCallDeps, type McpScope, startMcpCall, waitForAnswer } from "./calls.js";
 import { toMcpError } from "./errors.js";
@@ -25,15 +26,24 @@ const CAPABILITIES = {
   tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
 };
 
+/** The SDK builds a JSON Schema validator per server unless given one: one per process will do. */
+let validator: AjvJsonSchemaValidator | undefined;
+
 /**
  * The official SDK's MCP server for one HTTP request (stateless Streamable HTTP): nothing of it
  * outlives the request, so any server can answer the next one. Everything it reports comes from
  * the journal through `scope`: the session's tools, its calls and the principal's tasks.
  */
-export function mcpServerFor(rt: McpCallDeps, scope: McpScope): McpServer {
+export function mcpServerFor(rt: McpCallDeps, scope: McpScope): Server {
   const store = new JournalTaskStore(rt, scope);
-  const mcp = new McpServer(SERVER_INFO, { capabilities: CAPABILITIES, taskStore: store });
-  const server = mcp.server;
+  validator ??= new AjvJsonSchemaValidator();
+  // The low-level Server, not McpServer: Brain's tools are the session's placements, with JSON
+  // Schemas already, not tools registered with zod, and their list never changes.
+  const server = new Server(SERVER_INFO, {
+    capabilities: CAPABILITIES,
+    taskStore: store,
+    jsonSchemaValidator: validator,
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     try {
@@ -72,5 +82,5 @@ export function mcpServerFor(rt: McpCallDeps, scope: McpScope): McpServer {
       throw toMcpError(error);
     }
   });
-  return mcp;
+  return server;
 }
