@@ -39,9 +39,9 @@ function deeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** The session's tools this scope exposes, with the session itself; refuses what cannot be called. */
-async function callable(rt: McpCallDeps, scope: McpScope) {
-  const session = await mcpSession(rt.sql, scope.sessionId);
+/** The session, if it can take a call now. */
+async function activeSession(rt: McpCallDeps, sessionId: string) {
+  const session = await mcpSession(rt.sql, sessionId);
   if (!session) throw new BrainError("not_found");
   if (session.status !== "active") throw new BrainError("session_ended");
   return session;
@@ -62,7 +62,7 @@ export async function startMcpCall(
   input: Record<string, unknown>,
   task: NewMcpTask | null,
 ): Promise<number> {
-  const session = await callable(rt, scope);
+  const session = await activeSession(rt, scope.sessionId);
   const placements = session.tools as ToolPlacement[];
   if (!mcpTools(placements, scope.tools).some((t) => t.name === tool)) {
     throw new BrainError("invalid_request", `Unknown tool: ${JSON.stringify(tool).slice(0, 200)}`);
