@@ -8,6 +8,7 @@ import type { Sql } from "@aexhq/brain-db";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
@@ -324,11 +325,9 @@ describe("hostile input", () => {
       body: raw,
     });
     const text = await res.text();
-    return {
-      status: res.status,
-      text,
-      json: JSON.parse(text) as { error?: { code?: number; data?: { code?: string } } },
-    };
+    // A notification alone is answered 202 with no body.
+    const json = (text === "" ? {} : JSON.parse(text)) as { error?: { code?: number; data?: { code?: string } } };
+    return { status: res.status, text, json };
   };
   const call = (params: unknown) => JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params });
   const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
@@ -386,4 +385,37 @@ describe("hostile input", () => {
       expect(res.headers.get("allow")).toBe("POST");
     }
   });
+
+  it("any JSON, and any params of the methods Brain answers, get a JSON-RPC answer below 500 and write nothing", async () => {
+    const count = async () => (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM brain.records`)[0]!.n;
+    const before = await count();
+    const methods = ["initialize", "tools/list", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "ping"];
+    const message = fc.oneof(
+      fc.jsonValue(),
+      fc.record({
+        jsonrpc: fc.constant("2.0"),
+        id: fc.oneof(fc.integer(), fc.string()),
+        method: fc.constantFrom(...methods),
+        params: fc.jsonValue(),
+      }),
+      // tools/call of tools the session does not have, so nothing may start.
+      fc.record({
+        jsonrpc: fc.constant("2.0"),
+        id: fc.integer(),
+        method: fc.constant("tools/call"),
+        params: fc.record({ name: fc.string(), arguments: fc.jsonValue(), task: fc.jsonValue() }, { requiredKeys: [] }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(message, async (body) => {
+        const name = (body as { params?: { name?: unknown } } | null)?.params?.name;
+        if (["echo", "slow", "hold", "fail"].includes(name as string)) return;
+        const answer = await post(JSON.stringify(body));
+        expect(answer.status, answer.text).toBeLessThan(500);
+        if (answer.status !== 202) expect(answer.json).toMatchObject({ jsonrpc: "2.0" });
+      }),
+      { numRuns: 150 },
+    );
+    expect(await count()).toBe(before);
+  }, 120_000);
 });
