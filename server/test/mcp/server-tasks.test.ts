@@ -69,6 +69,16 @@ const hold = tool({
     await new Promise(() => {});
   },
 });
+const brief = tool({
+  name: "brief",
+  description: "Runs until its own deadline stops it.",
+  input: z.object({ id: z.string() }),
+  timeoutMs: 1500,
+  run: async ({ id }, ctx) => {
+    ctx.signal.addEventListener("abort", () => hook(aborted, id).resolve(ctx.signal.reason), { once: true });
+    await new Promise(() => {});
+  },
+});
 const fail = tool({
   name: "fail",
   description: "Always throws.",
@@ -144,7 +154,7 @@ beforeAll(async () => {
   // The application's host connects to A and owns the session (and its tools).
   const host = new Brain({ url: a.url, token: appToken });
   brains.push(host);
-  const session = await host.sessions.create({ model: scripted(), tools: [echo(), slow(), hold(), fail()] });
+  const session = await host.sessions.create({ model: scripted(), tools: [echo(), slow(), hold(), brief(), fail()] });
   sessionId = session.id;
 }, 60_000);
 
@@ -159,7 +169,7 @@ describe("a session's tools over MCP", () => {
   it("lists the placements with their schemas, and a named set with ?tools=", async () => {
     const client = await mcpClient(b.url);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["echo", "fail", "hold", "slow"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["brief", "echo", "fail", "hold", "slow"]);
     const e = tools.find((t) => t.name === "echo")!;
     expect(e.description).toBe("Echoes its text.");
     expect(e.inputSchema).toMatchObject({
@@ -287,6 +297,28 @@ describe("durable tasks", () => {
     expect((await rpcError(client.experimental.tasks.cancelTask(taskId))).code).toBe(-32602);
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe("cancelled");
   });
+});
+
+describe("Brain's rules apply to MCP calls", () => {
+  it("a task's call keeps its deadline: the tool's timeoutMs ends it `timeout` and the host's signal fires", async () => {
+    const client = await mcpClient(a.url);
+    const taskId = await startTask(client, "brief", { id: "deadline" });
+    const result = await within(
+      client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema),
+      "the deadline to end the call",
+      30_000,
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content).toEqual([{ type: "text", text: '{"status":"timeout","cause":"deadline"}' }]);
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe("failed");
+    const reason = await within(hook(aborted, "deadline").promise, "the host's signal to abort");
+    expect(JSON.stringify(reason)).toContain("timeout");
+    const { sequence } = (result._meta as Record<string, { sequence: number }>)["com.aexhq.brain/call"]!;
+    const [row] = await db.sql<{ deadline_at: Date | null; outcome: unknown }[]>`
+      SELECT deadline_at, outcome FROM brain.tool_calls WHERE session_id = ${sessionId} AND seq = ${sequence}`;
+    expect(row?.deadline_at).not.toBeNull();
+    expect(row?.outcome).toEqual({ status: "timeout", cause: "deadline" });
+  }, 60_000);
 });
 
 describe("tasks belong to their principal", () => {
