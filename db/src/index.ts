@@ -97,6 +97,18 @@ export {
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export {
+  type CallAnswer,
+  getMcpTask,
+  listMcpTasks,
+  type McpCallState,
+  type McpSession,
+  type McpTaskRow,
+  mcpCallState,
+  mcpSession,
+  type NewMcpTask,
+  withMcpTask,
+} from "./ops/mcp-tasks.js";
+export {
   claimNamedCalls,
   closeReplicaConnection,
   insertReplica,

@@ -16,6 +16,7 @@ import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { messageRoutes } from "./routes/messages.js";
 import { namedHostRoutes, replicaSocketRoutes } from "./routes/named-hosts.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -103,6 +104,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(messageRoutes);
     await api.register(eventRoutes);
     await api.register(cancelRoutes);
+    await api.register(mcpRoutes);
     await api.register(componentRoutes);
     await api.register(consoleRoutes);
   });

@@ -40,9 +40,17 @@ interface Fixture {
 interface SessionCase {
   path: (f: Fixture) => string;
   body?: unknown;
+  headers?: Record<string, string>;
   /** The status its owner (and the operator) get. */
   ok: number;
+  /** The MCP endpoint refuses with JSON-RPC error bodies, Brain's code in `error.data.code`. */
+  jsonRpc?: boolean;
 }
+
+const MCP_PING = {
+  body: { jsonrpc: "2.0", id: 1, method: "ping" },
+  headers: { accept: "application/json, text/event-stream" },
+};
 
 /** Every route that acts on one session; another application gets not_found (HEAD: a bare 404). */
 const SESSION_ROUTES: Record<string, SessionCase> = {
@@ -62,6 +70,10 @@ const SESSION_ROUTES: Record<string, SessionCase> = {
     path: (f) => `/v1/sessions/${f.session}/calls/${f.call}/cancel`,
     ok: 200,
   },
+  "POST /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ...MCP_PING, ok: 200, jsonRpc: true },
+  "GET /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ok: 405, jsonRpc: true },
+  "HEAD /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ok: 405 },
+  "DELETE /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ok: 405, jsonRpc: true },
   "POST /v1/sessions/:id/end": { path: (f) => `/v1/sessions/${f.session}/end`, ok: 200 },
   "DELETE /v1/sessions/:id": { path: (f) => `/v1/sessions/${f.session}`, ok: 204 },
 };
@@ -167,11 +179,17 @@ describe("another application's session is not_found on every session route", ()
     const before = await sessionSnapshot(brain.db.sql, fixture.session);
     const opBefore = await sessionSnapshot(brain.db.sql, operatorSession);
     const send = (target: Target, f: Fixture) =>
-      request(target, method(route), c.path(f), c.body === undefined ? {} : { body: c.body });
+      request(target, method(route), c.path(f), {
+        ...(c.body === undefined ? {} : { body: c.body }),
+        ...(c.headers === undefined ? {} : { headers: c.headers }),
+      });
     const denied = [await send(b, fixture), await send(a, { session: operatorSession, call: 1 })];
     for (const answer of denied) {
       if (method(route) === "HEAD") expect(answer.status).toBe(404);
-      else expectError(answer, "not_found");
+      else if (c.jsonRpc) {
+        expect(answer.status, answer.text).toBe(404);
+        expect(answer.json).toMatchObject({ jsonrpc: "2.0", id: null, error: { data: { code: "not_found" } } });
+      } else expectError(answer, "not_found");
     }
     // Nothing was written to either session.
     expect(await sessionSnapshot(brain.db.sql, fixture.session)).toBe(before);
