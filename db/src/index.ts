@@ -160,6 +160,7 @@ export {
 } from "./ops/tool-model-calls.js";
 export {
   advanceTraceCursors,
+  observedCalls,
   type TraceBacklog,
   TraceLease,
   type TraceRecord,

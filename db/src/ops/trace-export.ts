@@ -119,6 +119,24 @@ export async function traceContext(
   return rows.map(toRecord);
 }
 
+/**
+ * The tool calls behind observations (tool_result, tool_call_ended records that woke an
+ * activation): each call's sequence and its own activation, for links between traces.
+ */
+export async function observedCalls(
+  sql: Sql,
+  sessionId: string,
+  observations: number[],
+): Promise<{ seq: number; call: number; activation: number }[]> {
+  if (observations.length === 0) return [];
+  return sql<{ seq: number; call: number; activation: number }[]>`
+    SELECT o.seq, t.seq AS call, (t.payload->>'activation')::bigint AS activation
+    FROM records o
+    JOIN records t ON t.session_id = o.session_id AND t.seq = (o.payload->>'call')::bigint
+      AND t.kind = 'tool_call_started'
+    WHERE o.session_id = ${sessionId} AND o.seq = ANY(${sql.array(observations)}::bigint[])`;
+}
+
 /** Moves cursors forward (never back: a slow former exporter cannot rewind one). */
 export async function advanceTraceCursors(sql: Sql, cursors: { sessionId: string; seq: number }[]): Promise<void> {
   if (cursors.length === 0) return;

@@ -1,5 +1,6 @@
 import {
   advanceTraceCursors,
+  observedCalls,
   type TraceBacklog,
   TraceLease,
   type TraceRecord,
@@ -11,7 +12,7 @@ import { type Resource, resourceFromAttributes } from "@opentelemetry/resources"
 import type { Services } from "../services.js";
 import { exportSpans } from "./otlp.js";
 import type { TraceExportConfig } from "./otlp-config.js";
-import { type JournalSpan, spansOf, startsNeeded, toolCallsEnding } from "./spans.js";
+import { type JournalSpan, observationsOf, spansOf, startsNeeded, toolCallsEnding } from "./spans.js";
 
 /** What the exporter uses of the server. */
 export type TraceExporterDeps = Pick<Services, "config" | "sql" | "log" | "availability" | "bus" | "serverId">;
@@ -82,7 +83,7 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
     } catch (err) {
       // Retried from the same cursors, with a growing pause; logged once per streak.
       for (const b of backlog) dirty.add(b.sessionId);
-      if (failures === 0) rt.log.warn({ err }, "trace export failed; retrying");
+      if (failures === 0 && !rt.availability.observe(err)) rt.log.warn({ err }, "trace export failed; retrying");
       failures++;
       waitTicks = Math.min(MAX_BACKOFF_TICKS, 2 ** Math.min(failures, 5));
     }
@@ -133,7 +134,15 @@ async function build(rt: TraceExporterDeps, resource: Resource, backlog: TraceBa
     const context = await traceContext(rt.sql, b.sessionId, needed, toolCallsEnding(page), last.seq);
     const known = new Map<number, TraceRecord>();
     for (const r of [...context, ...page]) known.set(r.seq, r);
-    spans.push(...spansOf({ sessionId: b.sessionId, page, known, resource }));
+    // Activations ending here that background results woke: which calls those results came from.
+    const observations = page
+      .filter((r) => r.kind === "activation_ended")
+      .flatMap((r) => {
+        const start = known.get(Number(r.payload.activation));
+        return start ? observationsOf(start) : [];
+      });
+    const observed = new Map((await observedCalls(rt.sql, b.sessionId, observations)).map((o) => [o.seq, o] as const));
+    spans.push(...spansOf({ sessionId: b.sessionId, page, known, resource, observed }));
     cursors.push({ sessionId: b.sessionId, seq: last.seq });
   }
   return { spans, cursors, more };

@@ -65,6 +65,8 @@ export interface SpanSource {
   /** page and what it needs from before: starts, session_created (seq 1), tool calls' events. */
   known: ReadonlyMap<number, TraceRecord>;
   resource: Resource;
+  /** For observation records that woke an activation: the tool call behind each. */
+  observed?: ReadonlyMap<number, { call: number; activation: number }>;
 }
 
 const SCOPE = { name: "brain.journal", version: "1" };
@@ -86,7 +88,7 @@ export function spansOf(src: SpanSource): JournalSpan[] {
     if (model.provider) common["gen_ai.provider.name"] = model.provider;
     if (model.name) common["gen_ai.request.model"] = model.name;
     const base = { sessionId: src.sessionId, start, end, resource: src.resource };
-    if (end.kind === "activation_ended") spans.push(invokeAgent(base, common));
+    if (end.kind === "activation_ended") spans.push(invokeAgent(base, common, src.observed));
     else if (end.kind === "model_call_ended") spans.push(chat(base, common, model.name));
     else spans.push(executeTool(base, common, src.known));
   }
@@ -100,8 +102,30 @@ interface Base {
   resource: Resource;
 }
 
-function invokeAgent(b: Base, common: Attributes): JournalSpan {
+/** The observation records an activation_started names (what woke it). */
+export function observationsOf(start: TraceRecord): number[] {
+  const o = start.payload.observations;
+  return Array.isArray(o) ? o.filter((x): x is number => Number.isSafeInteger(x)) : [];
+}
+
+function invokeAgent(b: Base, common: Attributes, observed: SpanSource["observed"]): JournalSpan {
   const p = b.end.payload;
+  // An activation woken by background results links to the tool calls that produced them, which
+  // live in the traces of earlier activations: the chain across suspension stays navigable.
+  const calls = new Map<number, number>();
+  for (const seq of observationsOf(b.start)) {
+    const o = observed?.get(seq);
+    if (o) calls.set(o.call, o.activation);
+  }
+  const links = [...calls].map(([call, activation]) => ({
+    context: {
+      traceId: traceIdOf(b.sessionId, activation),
+      spanId: spanIdOf(b.sessionId, call),
+      traceFlags: TraceFlags.SAMPLED,
+    },
+    attributes: { "brain.link": "observation" },
+    droppedAttributesCount: 0,
+  }));
   const attributes: Attributes = {
     ...common,
     "gen_ai.operation.name": "invoke_agent",
@@ -116,6 +140,7 @@ function invokeAgent(b: Base, common: Attributes): JournalSpan {
     parent: undefined,
     attributes,
     error,
+    links,
   });
 }
 
@@ -214,6 +239,7 @@ interface SpanShape {
   attributes: Attributes;
   error: string | undefined;
   events?: JournalSpan["events"];
+  links?: JournalSpan["links"];
 }
 
 function span(b: Base, s: SpanShape): JournalSpan {
@@ -238,7 +264,7 @@ function span(b: Base, s: SpanShape): JournalSpan {
     duration: hrTime(Math.max(0, b.end.atMicros - b.start.atMicros)),
     status: s.error ? { code: SpanStatusCode.ERROR, message: s.error } : { code: SpanStatusCode.UNSET },
     attributes: s.attributes,
-    links: [],
+    links: s.links ?? [],
     events: s.events ?? [],
     ended: true,
     resource: b.resource,

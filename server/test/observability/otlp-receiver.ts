@@ -22,6 +22,7 @@ export interface ReceivedSpan {
   endTimeUnixNano: string;
   attributes: Record<string, unknown>;
   events: { name: string; attributes: Record<string, unknown> }[];
+  links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
   status: { code?: number; message?: string };
 }
 
@@ -88,6 +89,9 @@ function decode(body: { resourceSpans?: { scopeSpans?: { spans?: Record<string, 
           name: e.name,
           attributes: flatten(e.attributes),
         })),
+        links: ((s.links as { traceId: string; spanId: string; attributes?: KeyValue[] }[] | undefined) ?? []).map(
+          (l) => ({ traceId: l.traceId, spanId: l.spanId, attributes: flatten(l.attributes) }),
+        ),
         status: (s.status as ReceivedSpan["status"]) ?? {},
       })),
     ),

@@ -133,7 +133,6 @@ describe("traces from the journal", () => {
     // Every span the journal holds (a start with its end) arrives, ids derived from (session, seq).
     const journal = await db.sql<{ seq: number; kind: string; payload: Record<string, unknown> }[]>`
       SELECT seq, kind, payload FROM journal WHERE session_id = ${sessionId} ORDER BY seq`;
-    const starts = new Map(journal.map((r) => [r.seq, r]));
     const ends = journal.filter((r) => ["activation_ended", "model_call_ended", "tool_call_ended"].includes(r.kind));
     const startOf = (r: (typeof journal)[number]) =>
       Number(r.kind === "activation_ended" ? r.payload.activation : r.payload.call);
@@ -216,6 +215,84 @@ describe("traces from the journal", () => {
     const [cursor] = await db.sql`SELECT exported_seq FROM trace_cursors WHERE session_id = ${sessionId}`;
     expect(cursor?.exported_seq).toBe(journal.at(-1)!.seq);
   }, 180_000);
+
+  it("a failed tool call is an error span; an activation woken by a background result links to that call", async () => {
+    const brain = await startBrain({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
+    const client = new Brain({ url: brain.url, token: brain.token });
+    try {
+      const later = deferred();
+      const background = tool({
+        name: "background",
+        description: "Returns at once, finishes later.",
+        input: z.object({}),
+        run: async (_input, ctx) => {
+          void later.promise.then(() => ctx.finish({ done: true }));
+          return { started: true };
+        },
+      });
+      const boom = tool({
+        name: "boom",
+        description: "Throws.",
+        input: z.object({}),
+        run: async () => {
+          throw new Error("boom");
+        },
+      });
+      const s = await client.sessions.create({
+        model: {
+          provider: "scripted",
+          script: [
+            {
+              toolCalls: [
+                { name: "background", input: {} },
+                { name: "boom", input: {} },
+              ],
+            },
+            { text: "first" },
+            { text: "second" },
+          ],
+        },
+        tools: [background(), boom()],
+      });
+      await expect(s.send("go")).resolves.toBe("first");
+      later.resolve();
+      const journal = await until("the activation the background result woke to end", async () => {
+        const rows = await brain.db.sql<{ seq: number; kind: string; payload: Record<string, unknown> }[]>`
+          SELECT seq, kind, payload FROM journal WHERE session_id = ${s.id} ORDER BY seq`;
+        return rows.filter((r) => r.kind === "activation_ended").length === 2 && rows;
+      });
+      const [act1, act2] = journal.filter((r) => r.kind === "activation_started");
+      expect(act2!.payload.cause).toBe("observations");
+      const callOf = (name: string) => journal.find((r) => r.kind === "tool_call_started" && r.payload.tool === name)!;
+      const spanOf = (seq: number) =>
+        slow(`span ${seq}`, async () => receiver.spans().find((x) => x.spanId === spanIdOf(s.id, seq)));
+
+      expect(await spanOf(callOf("boom").seq)).toMatchObject({
+        traceId: traceIdOf(s.id, act1!.seq),
+        status: { code: 2, message: "tool_error" },
+        attributes: { "gen_ai.tool.name": "boom", "error.type": "tool_error", "brain.tool_call.status": "error" },
+      });
+      const woken = await spanOf(act2!.seq);
+      expect(woken.traceId).toBe(traceIdOf(s.id, act2!.seq));
+      expect(woken.attributes["brain.activation.cause"]).toBe("observations");
+      expect(woken.links).toEqual([
+        {
+          traceId: traceIdOf(s.id, act1!.seq),
+          spanId: spanIdOf(s.id, callOf("background").seq),
+          attributes: { "brain.link": "observation" },
+        },
+      ]);
+      // The background call's span is in the trace of the activation that made it, ended later.
+      const call = await spanOf(callOf("background").seq);
+      expect(call).toMatchObject({ traceId: traceIdOf(s.id, act1!.seq), parentSpanId: spanIdOf(s.id, act1!.seq) });
+      expect(call.events.map((e) => e.name)).toEqual(["tool_result", "tool_returned", "tool_result"]);
+    } finally {
+      await client.close();
+      await brain.close();
+    }
+  });
 
   it("protobuf by default: the spans of a turn reach the endpoint as OTLP protobuf", async () => {
     const brain = await startBrain({ env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` } });
