@@ -161,6 +161,7 @@ export {
 export {
   advanceTraceCursors,
   observedCalls,
+  openStarts,
   type TraceBacklog,
   TraceLease,
   type TraceRecord,

@@ -137,6 +137,27 @@ export async function observedCalls(
     WHERE o.session_id = ${sessionId} AND o.seq = ANY(${sql.array(observations)}::bigint[])`;
 }
 
+/**
+ * Spans a session's end leaves open: starts (activations, model calls, tool calls) with no end
+ * record. Ending a session writes no activation_ended, so without these an activation's span,
+ * and the parent its children name, would never be exported.
+ */
+export async function openStarts(sql: Sql, sessionId: string, upTo: number): Promise<TraceRecord[]> {
+  const rows = await sql<Row[]>`
+    SELECT s.seq, s.kind, s.payload, (extract(epoch FROM s.created_at) * 1000000)::bigint AS at_micros
+    FROM records s
+    LEFT JOIN records e
+      ON e.session_id = s.session_id AND e.seq > s.seq
+     AND e.kind = CASE s.kind WHEN 'activation_started' THEN 'activation_ended'
+                              WHEN 'model_call_started' THEN 'model_call_ended' ELSE 'tool_call_ended' END
+     AND e.payload->>(CASE s.kind WHEN 'activation_started' THEN 'activation' ELSE 'call' END) = s.seq::text
+    WHERE s.session_id = ${sessionId} AND s.seq <= ${upTo}
+      AND s.kind IN ('activation_started', 'model_call_started', 'tool_call_started')
+      AND e.seq IS NULL
+    ORDER BY s.seq`;
+  return rows.map(toRecord);
+}
+
 /** Moves cursors forward (never back: a slow former exporter cannot rewind one). */
 export async function advanceTraceCursors(sql: Sql, cursors: { sessionId: string; seq: number }[]): Promise<void> {
   if (cursors.length === 0) return;

@@ -1,6 +1,7 @@
 import {
   advanceTraceCursors,
   observedCalls,
+  openStarts,
   type TraceBacklog,
   TraceLease,
   type TraceRecord,
@@ -142,7 +143,9 @@ async function build(rt: TraceExporterDeps, resource: Resource, backlog: TraceBa
         return start ? observationsOf(start) : [];
       });
     const observed = new Map((await observedCalls(rt.sql, b.sessionId, observations)).map((o) => [o.seq, o] as const));
-    spans.push(...spansOf({ sessionId: b.sessionId, page, known, resource, observed }));
+    const ended = page.find((r) => r.kind === "session_ended");
+    const openAtEnd = ended ? await openStarts(rt.sql, b.sessionId, ended.seq) : [];
+    spans.push(...spansOf({ sessionId: b.sessionId, page, known, resource, observed, openAtEnd }));
     cursors.push({ sessionId: b.sessionId, seq: last.seq });
   }
   return { spans, cursors, more };

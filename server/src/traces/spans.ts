@@ -67,6 +67,8 @@ export interface SpanSource {
   resource: Resource;
   /** For observation records that woke an activation: the tool call behind each. */
   observed?: ReadonlyMap<number, { call: number; activation: number }>;
+  /** When the page holds session_ended: the starts it left without an end. */
+  openAtEnd?: TraceRecord[];
 }
 
 const SCOPE = { name: "brain.journal", version: "1" };
@@ -79,11 +81,7 @@ export function spansOf(src: SpanSource): JournalSpan[] {
     name: typeof created?.name === "string" ? created.name : undefined,
   };
   const spans: JournalSpan[] = [];
-  for (const end of src.page) {
-    const field = ENDS[end.kind];
-    if (!field) continue;
-    const start = src.known.get(Number(end.payload[field]));
-    if (!start) continue;
+  for (const { start, end } of pairs(src)) {
     const common: Attributes = { "gen_ai.conversation.id": src.sessionId, "brain.sequence": start.seq };
     if (model.provider) common["gen_ai.provider.name"] = model.provider;
     if (model.name) common["gen_ai.request.model"] = model.name;
@@ -93,6 +91,35 @@ export function spansOf(src: SpanSource): JournalSpan[] {
     else spans.push(executeTool(base, common, src.known));
   }
   return spans;
+}
+
+/** What ends a start that the session's end left open (the end record's kind and payload). */
+const CLOSED_BY_SESSION_END: Record<string, (seq: number) => { kind: string; payload: Record<string, unknown> }> = {
+  activation_started: (seq) => ({ kind: "activation_ended", payload: { activation: seq, status: "session_ended" } }),
+  model_call_started: (seq) => ({
+    kind: "model_call_ended",
+    payload: { call: seq, outcome: { status: "unknown", error: { code: "session_ended" } } },
+  }),
+  tool_call_started: (seq) => ({
+    kind: "tool_call_ended",
+    payload: { call: seq, outcome: { status: "cancelled", error: { code: "session_ended" } } },
+  }),
+};
+
+/** Each span's start and end: end records in the page, and what a session_ended in it closed. */
+function pairs(src: SpanSource): { start: TraceRecord; end: TraceRecord }[] {
+  const out: { start: TraceRecord; end: TraceRecord }[] = [];
+  for (const end of src.page) {
+    const field = ENDS[end.kind];
+    const start = field ? src.known.get(Number(end.payload[field])) : undefined;
+    if (start) out.push({ start, end });
+    if (end.kind !== "session_ended") continue;
+    for (const open of src.openAtEnd ?? []) {
+      const close = CLOSED_BY_SESSION_END[open.kind];
+      if (close && open.seq < end.seq) out.push({ start: open, end: { ...end, ...close(open.seq) } });
+    }
+  }
+  return out;
 }
 
 interface Base {
@@ -132,7 +159,12 @@ function invokeAgent(b: Base, common: Attributes, observed: SpanSource["observed
     "brain.activation.cause": String(b.start.payload.cause ?? ""),
     "brain.activation.status": String(p.status ?? ""),
   };
-  const error = p.status === "failed" ? errorCode(p.error) : p.status === "cancelled" ? "cancelled" : undefined;
+  const error =
+    p.status === "failed"
+      ? errorCode(p.error)
+      : p.status === "cancelled" || p.status === "session_ended"
+        ? String(p.status)
+        : undefined;
   return span(b, {
     name: "invoke_agent",
     kind: SpanKind.INTERNAL,

@@ -292,7 +292,62 @@ describe("traces from the journal", () => {
       await client.close();
       await brain.close();
     }
-  });
+  }, 90_000);
+
+  it("a session ended mid-turn closes the spans it left open: the activation's, under which its calls were exported", async () => {
+    const brain = await startBrain({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
+    const client = new Brain({ url: brain.url, token: brain.token });
+    try {
+      const started = deferred();
+      const wait = tool({
+        name: "wait",
+        description: "Waits until its call ends.",
+        input: z.object({}),
+        run: async (_input, ctx) => {
+          started.resolve();
+          await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+        },
+      });
+      const s = await client.sessions.create({
+        model: { provider: "scripted", script: [{ toolCalls: [{ name: "wait", input: {} }] }, { text: "never" }] },
+        tools: [wait()],
+      });
+      await postMessage(brain, s.id, "go");
+      await started.promise;
+      await s.end();
+      const journal = await brain.db.sql<{ seq: number; kind: string }[]>`
+        SELECT seq, kind FROM journal WHERE session_id = ${s.id} ORDER BY seq`;
+      expect(journal.map((r) => r.kind)).not.toContain("activation_ended");
+      const act = journal.find((r) => r.kind === "activation_started")!;
+      const call = journal.find((r) => r.kind === "tool_call_started")!;
+      const agent = await slow("the activation's span", async () =>
+        receiver.spans().find((x) => x.spanId === spanIdOf(s.id, act.seq)),
+      );
+      expect(agent).toMatchObject({
+        traceId: traceIdOf(s.id, act.seq),
+        name: "invoke_agent",
+        status: { code: 2, message: "session_ended" },
+        attributes: { "error.type": "session_ended", "brain.activation.status": "session_ended" },
+      });
+      const ended = journal.find((r) => r.kind === "session_ended")!;
+      const [at] = await brain.db.sql<{ micros: string }[]>`
+        SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros
+        FROM records WHERE session_id = ${s.id} AND seq = ${ended.seq}`;
+      expect(agent.endTimeUnixNano).toBe(`${at!.micros}000`);
+      const callSpan = await slow("the call's span", async () =>
+        receiver.spans().find((x) => x.spanId === spanIdOf(s.id, call.seq)),
+      );
+      expect(callSpan).toMatchObject({
+        parentSpanId: agent.spanId,
+        attributes: { "brain.tool_call.status": "cancelled", "error.type": "cancelled" },
+      });
+    } finally {
+      await client.close();
+      await brain.close();
+    }
+  }, 90_000);
 
   it("protobuf by default: the spans of a turn reach the endpoint as OTLP protobuf", async () => {
     const brain = await startBrain({ env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces` } });
@@ -312,7 +367,7 @@ describe("traces from the journal", () => {
       await client.close();
       await brain.close();
     }
-  });
+  }, 90_000);
 
   it("off when no endpoint is configured: no exporter connection, no cursor, nothing sent", async () => {
     const before = receiver.requests.length;
@@ -332,7 +387,7 @@ describe("traces from the journal", () => {
       await client.close();
       await brain.close();
     }
-  });
+  }, 90_000);
 
   it("reads the standard OTEL_EXPORTER_OTLP_* variables, and refuses what it cannot do", () => {
     const base = { BRAIN_SECRET_KEY: "a".repeat(64) };
