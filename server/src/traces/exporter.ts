@@ -11,7 +11,7 @@ import {
 } from "@aexhq/brain-db";
 import { type Resource, resourceFromAttributes } from "@opentelemetry/resources";
 import type { Services } from "../services.js";
-import { exportSpans } from "./otlp.js";
+import { exportSpans, OtlpExportError } from "./otlp.js";
 import type { TraceExportConfig } from "./otlp-config.js";
 import { type JournalSpan, observationsOf, spansOf, startsNeeded, toolCallsEnding } from "./spans.js";
 
@@ -77,7 +77,7 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
     try {
       const { spans, cursors, more } = await build(rt, resource, backlog);
       for (const id of more) dirty.add(id);
-      await exportAll(config, spans);
+      await exportAll(rt, config, spans);
       await advanceTraceCursors(rt.sql, cursors);
       if (failures > 0) rt.log.info({ failures }, "trace export works again");
       failures = 0;
@@ -114,9 +114,20 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
   };
 }
 
-async function exportAll(config: TraceExportConfig, spans: JournalSpan[]): Promise<void> {
+/**
+ * Sends the spans in requests of bounded size. A failure (unreachable, 401, 429, 5xx…) throws,
+ * to be retried from the same cursors: a configuration fixed later still gets every span. A
+ * request the endpoint refuses as such (400, 413) is dropped, or it would block every later one.
+ */
+async function exportAll(rt: TraceExporterDeps, config: TraceExportConfig, spans: JournalSpan[]): Promise<void> {
   for (let i = 0; i < spans.length; i += SPANS_PER_REQUEST) {
-    await exportSpans(config, spans.slice(i, i + SPANS_PER_REQUEST));
+    const chunk = spans.slice(i, i + SPANS_PER_REQUEST);
+    try {
+      await exportSpans(config, chunk);
+    } catch (err) {
+      if (!(err instanceof OtlpExportError && err.refused)) throw err;
+      rt.log.error({ err, spans: chunk.length }, "the trace endpoint refused spans; they are dropped");
+    }
   }
 }
 

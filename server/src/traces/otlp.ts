@@ -3,7 +3,15 @@ import type { TraceExportConfig } from "./otlp-config.js";
 import type { JournalSpan } from "./spans.js";
 
 /** Why an export failed: the status (or the network error), never the headers sent. */
-export class OtlpExportError extends Error {}
+export class OtlpExportError extends Error {
+  constructor(
+    message: string,
+    /** The endpoint refused these spans themselves (400, 413): sending them again cannot help. */
+    readonly refused = false,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Sends spans to an OTLP/HTTP endpoint and resolves once it answered 2xx (the spec's success:
@@ -30,5 +38,6 @@ export async function exportSpans(config: TraceExportConfig, spans: JournalSpan[
   }
   // The body is read (and dropped) so the connection can be reused.
   await res.arrayBuffer().catch(() => {});
-  if (!res.ok) throw new OtlpExportError(`OTLP export answered ${res.status}`);
+  if (!res.ok)
+    throw new OtlpExportError(`OTLP export answered ${res.status}`, res.status === 400 || res.status === 413);
 }

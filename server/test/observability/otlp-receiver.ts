@@ -28,6 +28,8 @@ export interface ReceivedSpan {
 
 export interface ReceivedRequest {
   at: number;
+  /** What the receiver answered. */
+  status: number;
   contentType: string;
   body: Buffer;
   /** Decoded spans of a JSON request; empty for protobuf. */
@@ -38,12 +40,16 @@ export interface OtlpReceiver {
   /** The base URL, for OTEL_EXPORTER_OTLP_ENDPOINT. */
   url: string;
   requests: ReceivedRequest[];
+  /** The status the next requests are answered with (default 200). */
+  status: number;
+  /** Spans of the requests answered 2xx. */
   spans(): ReceivedSpan[];
   close(): Promise<void>;
 }
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const requests: ReceivedRequest[] = [];
+  const state = { status: 200 };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -55,8 +61,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const body = Buffer.concat(chunks);
       const contentType = req.headers["content-type"] ?? "";
       const spans = contentType.startsWith("application/json") ? decode(JSON.parse(body.toString("utf8"))) : [];
-      requests.push({ at: Date.now(), contentType, body, spans });
-      res.writeHead(200, { "content-type": contentType }).end(contentType.startsWith("application/json") ? "{}" : "");
+      const status = state.status;
+      requests.push({ at: Date.now(), status, contentType, body, spans });
+      res
+        .writeHead(status, { "content-type": contentType })
+        .end(contentType.startsWith("application/json") ? "{}" : "");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -64,7 +73,13 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    spans: () => requests.flatMap((r) => r.spans),
+    get status() {
+      return state.status;
+    },
+    set status(value: number) {
+      state.status = value;
+    },
+    spans: () => requests.filter((r) => r.status < 300).flatMap((r) => r.spans),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

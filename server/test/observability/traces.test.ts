@@ -212,8 +212,11 @@ describe("traces from the journal", () => {
     // B exported what ended after the kill.
     const after = receiver.requests.filter((r) => r.at > killedAt).flatMap((r) => r.spans);
     expect(after.some((s) => s.spanId === tool1.spanId)).toBe(true);
-    const [cursor] = await db.sql`SELECT exported_seq FROM trace_cursors WHERE session_id = ${sessionId}`;
-    expect(cursor?.exported_seq).toBe(journal.at(-1)!.seq);
+    // The cursor reaches the end of the journal once the endpoint has acknowledged.
+    await slow("the cursor at the journal's end", async () => {
+      const [cursor] = await db.sql`SELECT exported_seq FROM trace_cursors WHERE session_id = ${sessionId}`;
+      return cursor?.exported_seq === journal.at(-1)!.seq;
+    });
   }, 180_000);
 
   it("a failed tool call is an error span; an activation woken by a background result links to that call", async () => {
@@ -344,6 +347,55 @@ describe("traces from the journal", () => {
         attributes: { "brain.tool_call.status": "cancelled", "error.type": "cancelled" },
       });
     } finally {
+      await client.close();
+      await brain.close();
+    }
+  }, 90_000);
+
+  it("a failing endpoint gets the spans later, from the same cursor; spans it refuses are dropped, not retried forever", async () => {
+    const brain = await startBrain({
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
+    const client = new Brain({ url: brain.url, token: brain.token });
+    try {
+      receiver.status = 503;
+      const s = await client.sessions.create({
+        model: { provider: "scripted", script: [{ text: "one" }, { text: "two" }] },
+        tools: [],
+      });
+      await expect(s.send("first")).resolves.toBe("one");
+      const activation = async (n: number) => {
+        const rows = await brain.db.sql<{ seq: number }[]>`
+          SELECT seq FROM journal WHERE session_id = ${s.id} AND kind = 'activation_started' ORDER BY seq`;
+        return rows[n]!.seq;
+      };
+      const sentWith = (status: number, seq: number) =>
+        receiver.requests.some((r) => r.status === status && r.spans.some((x) => x.spanId === spanIdOf(s.id, seq)));
+      const act1 = await activation(0);
+      await slow("an export answered 503", async () => sentWith(503, act1));
+      // The cursor stays before the activation's end until the endpoint accepts its span.
+      const [end1] = await brain.db.sql<{ seq: number }[]>`
+        SELECT seq FROM journal WHERE session_id = ${s.id} AND kind = 'activation_ended'`;
+      const [cursor] = await brain.db.sql<{ seq: number }[]>`
+        SELECT exported_seq AS seq FROM trace_cursors WHERE session_id = ${s.id}`;
+      expect(cursor?.seq ?? 0).toBeLessThan(end1!.seq);
+      receiver.status = 200;
+      await slow("the same spans accepted on a retry", async () => sentWith(200, act1));
+
+      receiver.status = 400;
+      await expect(s.send("second")).resolves.toBe("two");
+      const act2 = await activation(1);
+      await slow("an export answered 400", async () => sentWith(400, act2));
+      const [last] = await brain.db.sql<{ seq: number }[]>`
+        SELECT max(seq)::int AS seq FROM journal WHERE session_id = ${s.id}`;
+      await slow("the cursor past the refused spans", async () => {
+        const [row] = await brain.db.sql<{ seq: number }[]>`
+          SELECT exported_seq AS seq FROM trace_cursors WHERE session_id = ${s.id}`;
+        return row?.seq === last!.seq;
+      });
+      expect(receiver.spans().some((x) => x.spanId === spanIdOf(s.id, act2))).toBe(false);
+    } finally {
+      receiver.status = 200;
       await client.close();
       await brain.close();
     }
