@@ -1,7 +1,14 @@
 // An OTLP/HTTP trace receiver for tests: a plain node:http server that accepts POST /v1/traces,
 // keeps every request (JSON decoded; protobuf kept as bytes) with the time it arrived.
+import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+
+/** The derivation the README documents: trace and span ids are hashes of (session, sequence). */
+export const traceIdOf = (session: string, activation: number) =>
+  createHash("sha256").update(`brain.trace:${session}:${activation}`).digest("hex").slice(0, 32);
+export const spanIdOf = (session: string, seq: number) =>
+  createHash("sha256").update(`brain.span:${session}:${seq}`).digest("hex").slice(0, 16);
 
 type AnyValue = {
   stringValue?: string;
