@@ -42,7 +42,7 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
   const config = rt.config.traces;
   if (!config) return null;
   const lease = new TraceLease(rt.sql, rt.config.schema, `brain-traces:${rt.serverId}`);
-  const resource = resourceFromAttributes({ "service.name": config.serviceName });
+  const resource = resourceFromAttributes(config.resource);
   const dirty = new Set<string>();
   let stopped = false;
   let fullScan = true;

@@ -12,8 +12,8 @@ export interface TraceExportConfig {
   headers: Record<string, string>;
   protocol: "http/protobuf" | "http/json";
   timeoutMs: number;
-  /** The resource's service.name. */
-  serviceName: string;
+  /** The spans' resource: OTEL_RESOURCE_ATTRIBUTES, with service.name from OTEL_SERVICE_NAME. */
+  resource: Record<string, string>;
 }
 
 const Protocol = z.enum(["http/protobuf", "http/json"], {
@@ -34,6 +34,7 @@ export const TraceEnvSchema = z.object({
   OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: z.coerce.number().int().positive().optional(),
   OTEL_TRACES_EXPORTER: z.string().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_RESOURCE_ATTRIBUTES: Headers.optional(),
 });
 
 export function traceExportConfig(env: z.output<typeof TraceEnvSchema>): TraceExportConfig | null {
@@ -49,8 +50,15 @@ export function traceExportConfig(env: z.output<typeof TraceEnvSchema>): TraceEx
     },
     protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf",
     timeoutMs: env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? env.OTEL_EXPORTER_OTLP_TIMEOUT ?? 10_000,
-    serviceName: env.OTEL_SERVICE_NAME ?? "brain",
+    resource: resourceAttributes(env.OTEL_RESOURCE_ATTRIBUTES, env.OTEL_SERVICE_NAME),
   };
+}
+
+/** As the SDK's resource detection reads them: OTEL_SERVICE_NAME wins, else "brain". */
+function resourceAttributes(text: string | undefined, serviceName: string | undefined): Record<string, string> {
+  const attributes = parseHeaders(text ?? "", false) ?? {};
+  attributes["service.name"] = serviceName ?? attributes["service.name"] ?? "brain";
+  return attributes;
 }
 
 /** The general endpoint is a base: the signal's path is appended to it. */
@@ -59,7 +67,8 @@ function signalUrl(base: string | undefined): string | undefined {
   return `${base.replace(/\/+$/, "")}/v1/traces`;
 }
 
-function parseHeaders(text: string): Record<string, string> | null {
+/** `key=value,…` with percent-encoded values; header names are lower-cased (`lower`). */
+function parseHeaders(text: string, lower = true): Record<string, string> | null {
   const headers: Record<string, string> = {};
   for (const part of text.split(",")) {
     if (part.trim() === "") continue;
@@ -68,7 +77,7 @@ function parseHeaders(text: string): Record<string, string> | null {
     const key = part.slice(0, eq).trim();
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key)) return null;
     try {
-      headers[key.toLowerCase()] = decodeURIComponent(part.slice(eq + 1).trim());
+      headers[lower ? key.toLowerCase() : key] = decodeURIComponent(part.slice(eq + 1).trim());
     } catch {
       return null;
     }

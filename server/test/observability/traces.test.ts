@@ -242,13 +242,14 @@ describe("traces from the journal", () => {
         OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=s%20ecret,other=1",
         OTEL_EXPORTER_OTLP_TRACES_HEADERS: "other=2",
         OTEL_SERVICE_NAME: "brain-eu",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=prod,service.name=ignored",
       }).traces,
     ).toEqual({
       url: "http://collector:4318/v1/traces",
       headers: { "x-api-key": "s ecret", other: "2" },
       protocol: "http/protobuf",
       timeoutMs: 10_000,
-      serviceName: "brain-eu",
+      resource: { "deployment.environment.name": "prod", "service.name": "brain-eu" },
     });
     const traces = { ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/custom" };
     expect(parseConfig(traces).traces?.url).toBe("http://collector:4318/custom");
