@@ -69,6 +69,7 @@ describe("traces from the journal", () => {
   it("one trace per activation, a tool's model call under its execute_tool span, whole across a SIGKILL of the exporter", async () => {
     const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
     const a = await server(otlp);
+    expect(a.output()).toContain(`Traces: OTLP http/json to ${receiver.url}/v1/traces`);
     await slow("server A to take the export lease", async () => (await exporter(db.sql, db.name)) === a.id);
     const b = await server(otlp);
 
