@@ -180,6 +180,17 @@ export {
   startToolModelCall,
   type ToolCallRef,
 } from "./ops/tool-model-calls.js";
+export {
+  advanceTraceCursors,
+  observedCalls,
+  openStarts,
+  type TraceBacklog,
+  TraceLease,
+  type TraceRecord,
+  traceBacklog,
+  traceContext,
+  traceRecordsAfter,
+} from "./ops/trace-export.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { readWorkspaceFiles } from "./ops/workspace.js";
 export { isUnavailable, PendingRepairs } from "./repairs.js";
