@@ -209,7 +209,10 @@ function chat(b: Base, common: Attributes, requested: string | undefined): Journ
 
 function executeTool(b: Base, common: Attributes, known: ReadonlyMap<number, TraceRecord>): JournalSpan {
   const s = b.start.payload;
-  const activation = Number(s.activation);
+  // A call an MCP client started belongs to no activation: it is the root of a trace of its own,
+  // named by its own sequence (the unit its tools' model calls are charged to, too).
+  const own = typeof s.activation !== "number";
+  const activation = own ? b.start.seq : Number(s.activation);
   const tool = String(s.tool ?? "");
   const outcome = b.end.payload.outcome as { status?: unknown } | undefined;
   const attributes: Attributes = {
@@ -236,7 +239,7 @@ function executeTool(b: Base, common: Attributes, known: ReadonlyMap<number, Tra
     name: `execute_tool ${tool}`,
     kind: SpanKind.INTERNAL,
     traceId: traceIdOf(b.sessionId, activation),
-    parent: spanIdOf(b.sessionId, activation),
+    parent: own ? undefined : spanIdOf(b.sessionId, activation),
     attributes,
     error: outcomeError(outcome),
     events,
