@@ -1,19 +1,8 @@
 // The host connection's (and send's) reconnection delays: full jitter under a cap of a few
 // seconds, fast first retries, and many hosts spread evenly over the window.
 import { describe, expect, it } from "vitest";
-import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, Backoff } from "../src/backoff.js";
-
-/** A seeded generator (mulberry32): the spread test is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from "../../../testkit/random.js";
+import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, Backoff } from "../../src/backoff.js";
 
 describe("Backoff", () => {
   it("doubles its ceiling from 100 ms up to the 3 s cap and stays there; reset starts over", () => {

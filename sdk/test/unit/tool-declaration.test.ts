@@ -1,7 +1,7 @@
 import { BrainError } from "@aexhq/brain-contracts";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { tool } from "../src/tool.js";
+import { tool } from "../../src/tool.js";
 
 const noop = async (): Promise<void> => {};
 

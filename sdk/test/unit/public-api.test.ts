@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import * as sdk from "../src/index.js";
+import * as sdk from "../../src/index.js";
 
 describe("the public entry point", () => {
   it("exports exactly the public runtime names", () => {
@@ -53,7 +53,7 @@ describe("the SDK's dependencies", () => {
     const { readFileSync, readdirSync } = await import("node:fs");
     const { join } = await import("node:path");
     const { fileURLToPath } = await import("node:url");
-    const root = fileURLToPath(new URL("..", import.meta.url));
+    const root = fileURLToPath(new URL("../..", import.meta.url));
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
       dependencies: Record<string, string>;
       peerDependencies: Record<string, string>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { normalizeResult } from "../src/normalize-result.js";
+import { normalizeResult } from "../../src/normalize-result.js";
 
 class Money {
   constructor(readonly cents: number) {}

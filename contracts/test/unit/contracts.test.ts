@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { ERROR_CODES, isReservedKind, RECORD_KINDS, renderJsonSchema, wireSchemas } from "@aexhq/brain-contracts";
 import { describe, expect, it } from "vitest";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
+const root = fileURLToPath(new URL("../../..", import.meta.url));
 
 describe("error codes", () => {
   it("the README's table lists exactly the codes in contracts, with the same HTTP status and scope", () => {

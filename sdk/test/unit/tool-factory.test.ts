@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { hostEnv } from "../src/environment.js";
-import { runtimeOf, tool } from "../src/tool.js";
+import { hostEnv } from "../../src/environment.js";
+import { runtimeOf, tool } from "../../src/tool.js";
 
 const noop = async (): Promise<void> => {};
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ndjsonLines } from "../src/ndjson.js";
+import { ndjsonLines } from "../../src/ndjson.js";
 
 function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
   return new ReadableStream({

@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from "@aexhq/brain-contracts";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { armDeadline } from "../src/deadline-timer.js";
+import { armDeadline } from "../../src/deadline-timer.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -2,7 +2,7 @@
 // Component it runs (brain-tools check reads it), other tools expose none.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Component, component, tool } from "../src/index.js";
+import { Component, component, tool } from "../../src/index.js";
 
 describe("tool.component", () => {
   it("is the component of a component tool, resolved against the declaring module", () => {
