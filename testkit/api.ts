@@ -1,3 +1,6 @@
+// Talking to a running Brain over its HTTP API as a test does: requests with the operator's (or
+// another) token, documented errors, sessions and messages, the event stream, and the rows a
+// request may have written.
 import { createHash } from "node:crypto";
 import {
   ERROR_CODES,
@@ -9,6 +12,8 @@ import {
 } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db";
 import { expect, vi } from "vitest";
+import { scripted } from "./turns.js";
+import { within } from "./wait.js";
 
 /** What a test needs to talk to a running Brain: its base URL and operator token. */
 export interface Target {
@@ -69,11 +74,6 @@ export function expectError(answer: Answer, code: keyof typeof ERROR_CODES): { d
   expect(parsed.data?.error.message.length).toBeGreaterThan(0);
   return parsed.data?.error ?? {};
 }
-
-export const scripted = (...texts: string[]) => ({
-  provider: "scripted" as const,
-  script: texts.map((text) => ({ text })),
-});
 
 /** A tool placement on a host environment, as session creation takes it. */
 export const hostTool = (name: string) => ({
@@ -178,19 +178,6 @@ const openStreams = new Set<AbortController>();
 export function closeStreams(): void {
   for (const abort of openStreams) abort.abort();
   openStreams.clear();
-}
-
-/** Rejects, naming `what`, unless `promise` settles within `ms`: a hang fails the test, not the run. */
-export async function within<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Opens `GET /v1/sessions/:id/events?<query>` and reads its NDJSON lines as they arrive. */

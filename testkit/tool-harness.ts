@@ -3,6 +3,7 @@
 // deadline, and handlers report through promises.
 import { Brain, type ModelConfig, type Outcome } from "@aexhq/brain";
 import type { Sql } from "@aexhq/brain-db";
+import { afterAll } from "vitest";
 import { type InProcessBrain, startBrain } from "./brain.js";
 import { startedBeforeAll, startedBeforeEach } from "./fixtures.js";
 import { until } from "./wait.js";
@@ -31,6 +32,24 @@ export function serverAndClient(env: Record<string, string> = {}): { server: InP
   const server = startedBeforeAll(() => startBrain({ env }));
   const client = startedBeforeEach(() => new Brain({ url: server.url, token: server.token }));
   return { server, client };
+}
+
+/**
+ * For files whose tests each need a server of their own configuration: `setup(env)` starts a
+ * server and an SDK client of it, and every one started is closed after the file.
+ */
+export function serversOnDemand(): (env?: Record<string, string>) => Promise<{ brain: InProcessBrain; client: Brain }> {
+  const started: { brain: InProcessBrain; client: Brain }[] = [];
+  afterAll(async () => {
+    for (const { client } of started) await client.close().catch(() => {});
+    for (const { brain } of started) await brain.close().catch(() => {});
+  });
+  return async (env = {}) => {
+    const brain = await startBrain({ env });
+    const client = new Brain({ url: brain.url, token: brain.token });
+    started.push({ brain, client });
+    return { brain, client };
+  };
 }
 
 /** A scripted model: step 1 calls the given tools (in one model step), step 2 answers "done". */

@@ -12,9 +12,9 @@ import {
   readEvents,
   request,
   type Target,
-  within,
 } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { within } from "../../../testkit/wait.js";
 
 let brain: InProcessBrain;
 /** A second Brain server on the same database: its commits reach `brain` only through NOTIFY. */

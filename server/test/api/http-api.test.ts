@@ -8,11 +8,11 @@ import {
   expectError,
   postMessage,
   request,
-  scripted,
   sha256,
-  within,
 } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { scripted } from "../../../testkit/turns.js";
+import { within } from "../../../testkit/wait.js";
 
 let brain: InProcessBrain;
 

@@ -1,11 +1,13 @@
 // Named hosts served by application processes of their own (brain.hosts.serve): the test process
 // is the web frontend creating sessions; replicas are real processes, killed and started late.
+
 import { Brain, hostEnv, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { postMessage } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { type NodeProcess, spawnNode } from "../../../testkit/server-process.js";
-import { postMessage, scripted } from "../../../testkit/turns.js";
+import { scripted } from "../../../testkit/turns.js";
 import { serverTicks, until } from "../../../testkit/wait.js";
 
 let brain: InProcessBrain;

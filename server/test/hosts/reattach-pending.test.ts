@@ -1,11 +1,13 @@
 // Restoring a host accepts future commands: reattaching some of its sessions after a restart must
 // not hand the others' pending calls to a client that has no handlers for them (which could only
 // answer unknown_tool). They wait, pending, until their own session is reattached.
+
 import { Brain, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { postMessage } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
-import { postMessage, scripted } from "../../../testkit/turns.js";
+import { scripted } from "../../../testkit/turns.js";
 import { serverTicks, until } from "../../../testkit/wait.js";
 
 let brain: InProcessBrain;

@@ -4,18 +4,11 @@ import { join } from "node:path";
 import { connect, type Sql } from "@aexhq/brain-db";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
-import {
-  closeStreams,
-  createSession,
-  dumpSchemas,
-  openEvents,
-  postMessage,
-  request,
-  scripted,
-  within,
-} from "../../../testkit/api.js";
+import { closeStreams, createSession, dumpSchemas, openEvents, postMessage, request } from "../../../testkit/api.js";
 import { createEmptyDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { type NodeProcess, type ServerProcess, spawnNode, spawnServer } from "../../../testkit/server-process.js";
+import { scripted } from "../../../testkit/turns.js";
+import { within } from "../../../testkit/wait.js";
 
 const databases: TestDatabase[] = [];
 const processes: NodeProcess[] = [];

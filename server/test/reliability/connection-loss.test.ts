@@ -1,9 +1,10 @@
 import { Brain, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { postMessage } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { spawnNode } from "../../../testkit/server-process.js";
-import { postMessage, scripted } from "../../../testkit/turns.js";
+import { scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
 
 const HEARTBEAT_MS = 200;

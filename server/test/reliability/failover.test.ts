@@ -1,9 +1,10 @@
 import { Brain, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { postMessage } from "../../../testkit/api.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { type ServerProcess, spawnServer } from "../../../testkit/server-process.js";
-import { postMessage, scripted } from "../../../testkit/turns.js";
+import { scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
 
 // Several server processes on one database, spawned and killed for real.

@@ -3,15 +3,17 @@
 // parameters and in host WebSocket frames. Every answer is a success or a documented error code
 // (never a 5xx, never internal_error), the server stays up, and a refused input persists nothing.
 // A failing case prints fast-check's seed and path, to replay it.
+
 import { ERROR_CODES, type ErrorCode, type ServerFrame } from "@aexhq/brain-contracts";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type WebSocket from "ws";
-import { activationEnded, createSession, hostTool, request, scripted } from "../../../testkit/api.js";
+import { activationEnded, createSession, hostTool, request } from "../../../testkit/api.js";
 import { startBrain } from "../../../testkit/brain.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
 import { connectHost, type HostSocket, registerHostOn } from "../../../testkit/host-sockets.js";
 import { toolCall } from "../../../testkit/tool-harness.js";
+import { scripted } from "../../../testkit/turns.js";
 
 const brain = startedBeforeAll(() => startBrain());
 const sockets: WebSocket[] = [];

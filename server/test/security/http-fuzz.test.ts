@@ -8,9 +8,10 @@ import {
   hostTool,
   postMessage,
   request,
-  scripted,
 } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { seeded } from "../../../testkit/random.js";
+import { scripted } from "../../../testkit/turns.js";
 
 // Random mutations of valid bodies: every answer is 2xx or a documented 4xx, never a 5xx, and a
 // refused request writes nothing. The generator is seeded, so a failing case can be replayed.
@@ -28,18 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await brain?.close();
 });
-
-/** Mulberry32: a small seeded generator, so a failing case can be replayed. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -118,7 +107,7 @@ function mutate(body: Json, rand: () => number): Json {
 
 describe("fuzz", () => {
   it("a few hundred mutated bodies: always 2xx or a documented 4xx, nothing written on refusal", async () => {
-    const rand = generator(20240611);
+    const rand = seeded(20240611);
     const targets: { path: string; body: Json; headers?: Record<string, string> }[] = [
       {
         path: "/v1/sessions",

@@ -10,9 +10,9 @@ import {
   postMessage,
   type RequestOptions,
   request,
-  scripted,
 } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { scripted } from "../../../testkit/turns.js";
 
 let brain: InProcessBrain;
 let sessionId: string;

@@ -2,27 +2,15 @@
 // it; a session (at creation) and a turn (its message) bound the calls they make; the earliest
 // bound wins; the operator's BRAIN_MAX_TOOL_SECS applies only when set. Real servers, the public
 // SDK and the HTTP API; deadlines are read back from the journal and brain.tool_calls.
-import { Brain, type ToolContext, tool } from "@aexhq/brain";
-import { afterAll, describe, expect, it } from "vitest";
+import { type ToolContext, tool } from "@aexhq/brain";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import type { InProcessBrain } from "../../../testkit/brain.js";
+import { serversOnDemand } from "../../../testkit/tool-harness.js";
 import { scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
 
-const brains: InProcessBrain[] = [];
-const clients: Brain[] = [];
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  for (const b of brains) await b.close().catch(() => {});
-});
-
-async function setup(env: Record<string, string> = {}) {
-  const brain = await startBrain({ env });
-  brains.push(brain);
-  const client = new Brain({ url: brain.url, token: brain.token });
-  clients.push(client);
-  return { brain, client };
-}
+const setup = serversOnDemand();
 
 /** A tool that runs until Brain stops it (or the test finishes it); its contexts by sequence. */
 function waiter(timeoutMs?: number) {

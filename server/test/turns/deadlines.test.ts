@@ -1,24 +1,13 @@
-import { Brain, type ToolContext, tool } from "@aexhq/brain";
-import { afterAll, describe, expect, it } from "vitest";
+import { type ToolContext, tool } from "@aexhq/brain";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
-import { postMessage, scripted } from "../../../testkit/turns.js";
+import { postMessage } from "../../../testkit/api.js";
+import type { InProcessBrain } from "../../../testkit/brain.js";
+import { serversOnDemand } from "../../../testkit/tool-harness.js";
+import { scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
 
-const brains: InProcessBrain[] = [];
-const clients: Brain[] = [];
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  for (const b of brains) await b.close().catch(() => {});
-});
-
-async function setup(env: Record<string, string> = {}) {
-  const brain = await startBrain({ env });
-  brains.push(brain);
-  const client = new Brain({ url: brain.url, token: brain.token });
-  clients.push(client);
-  return { brain, client };
-}
+const setup = serversOnDemand();
 
 /** A tool that waits for its signal and then tries to publish anyway. */
 function stubborn(timeoutMs: number | undefined, seen: { ctx?: ToolContext; late?: unknown; reason?: unknown }) {
