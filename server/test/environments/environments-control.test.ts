@@ -6,17 +6,10 @@ import { type PlacedTool, tool } from "@aexhq/brain";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentControl } from "@aexhq/brain-contracts";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { dumpSchemas } from "../../../testkit/api.js";
 import { startBrainWithWorker } from "../../../testkit/brain-with-worker.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
-import {
-  callOutcomes,
-  everyTableAsText,
-  fetchIssue,
-  githubEnv,
-  journalOf,
-  SECRET_TOKEN,
-  startFakeApi,
-} from "./environments-support.js";
+import { callOutcomes, fetchIssue, githubEnv, journalOf, SECRET_TOKEN, startFakeApi } from "./environments-support.js";
 
 const stack = startedBeforeAll(() => startBrainWithWorker());
 const api = startedBeforeAll(() =>
@@ -195,7 +188,7 @@ describe("ctx.environments", () => {
     ]);
     for (const r of ops) expect(r.payload.call).toBe(call.seq);
     expect(ops[5]!.payload.value).toEqual({ number: 9, auth: "[redacted]" });
-    const everything = await everyTableAsText(stack.brain.db.sql);
+    const everything = await dumpSchemas(stack.brain.db.sql, ["brain", "brain_boss"]);
     for (const secret of [extraSecret, rotated, "extra-secret-value", SECRET_TOKEN]) {
       expect(everything).not.toContain(secret);
     }

@@ -1,14 +1,15 @@
 // Descriptor tools in HTTP Environments, end to end: a real server, a real worker, a local
 // node:http server standing in for the GitHub API, and scripted models.
+
 import { brainEnv, httpEnv, type PlacedTool, tool } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { dumpSchemas } from "../../../testkit/api.js";
 import { startBrainWithWorker } from "../../../testkit/brain-with-worker.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
 import { until } from "../../../testkit/wait.js";
 import {
   callOutcomes,
-  everyTableAsText,
   fetchIssue,
   githubEnv,
   journalOf,
@@ -220,7 +221,7 @@ describe("the http_json descriptor", () => {
     expect(await callOutcomes(stack.brain.db.sql, sessionId)).toEqual([
       { status: "ok", value: { youSent: "[redacted]" } },
     ]);
-    const everything = await everyTableAsText(stack.brain.db.sql);
+    const everything = await dumpSchemas(stack.brain.db.sql, ["brain", "brain_boss"]);
     expect(everything).toContain("authorization"); // header names are public
     expect(everything).not.toContain(SECRET_TOKEN);
     const [sealed] = await stack.brain.db.sql<{ n: number }[]>`

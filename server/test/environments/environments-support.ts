@@ -130,18 +130,3 @@ export async function callOutcomes(sql: Sql, sessionId: string) {
   const journal = await journalOf(sql, sessionId);
   return journal.filter((r) => r.kind === "tool_call_ended").map((r) => r.payload.outcome!);
 }
-
-/** Every row of every table in Brain's schemas as text: where a secret in clear would show. */
-export async function everyTableAsText(sql: Sql): Promise<string> {
-  const tables = await sql<{ schema: string; name: string }[]>`
-    SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
-    WHERE table_type = 'BASE TABLE' AND table_schema IN ('brain', 'brain_boss')`;
-  const parts: string[] = [];
-  for (const t of tables) {
-    const rows = await sql.unsafe<{ row: string }[]>(
-      `SELECT to_jsonb(t)::text AS row FROM ${JSON.stringify(t.schema)}.${JSON.stringify(t.name)} t`,
-    );
-    for (const r of rows) parts.push(r.row);
-  }
-  return parts.join("\n");
-}
