@@ -1,6 +1,6 @@
-// The one formatter of schema failures: a message's text (configuration, descriptors, frames) and
-// the `invalid_request` details the HTTP API answers with.
-import { issueDetail, issuesText } from "@aexhq/brain-contracts";
+// The one home of schema-failure formatting: a message's text (configuration, descriptors, frames),
+// the `invalid_request` details the HTTP API answers with, and a tool outcome's bounded issues.
+import { issueDetail, issuesForWire, issuesText } from "@aexhq/brain-contracts";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -31,5 +31,18 @@ describe("issueDetail", () => {
     expect(error.issues.map(issueDetail)).toEqual([
       { path: "list.1", message: expect.any(String), code: "invalid_type" },
     ]);
+  });
+});
+
+describe("issuesForWire", () => {
+  it("keeps the path as an array (a key may hold a dot) and bounds count and message length", () => {
+    const error = z.object({ "a.b": z.array(z.number()) }).safeParse({ "a.b": [1, "x"] }).error!;
+    expect(issuesForWire(error)).toEqual([{ code: "invalid_type", path: ["a.b", 1], message: expect.any(String) }]);
+    const many = z
+      .array(z.string().refine(() => false, "m".repeat(2_000)))
+      .safeParse(Array.from({ length: 50 }, () => "x")).error!;
+    const wire = issuesForWire(many);
+    expect(wire).toHaveLength(20);
+    for (const issue of wire) expect(issue.message).toHaveLength(500);
   });
 });
