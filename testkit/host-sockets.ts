@@ -1,8 +1,20 @@
 // Raw application-host WebSockets for tests that speak the frame protocol themselves.
 import { RegisteredHostSchema, type ServerFrame, ServerFrameSchema } from "@aexhq/brain-contracts";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import WebSocket from "ws";
 import { request, type Target } from "./api.js";
+
+/**
+ * A list for connectHost to collect sockets in, every one terminated after the file's tests
+ * (declared after the server's fixture, so the sockets go before the server closes).
+ */
+export function socketsClosedAfterAll(): WebSocket[] {
+  const sockets: WebSocket[] = [];
+  afterAll(() => {
+    for (const ws of sockets.splice(0)) ws.terminate();
+  });
+  return sockets;
+}
 
 /** Registers an application host; its token is shown once. */
 export async function registerHostOn(target: Target, name?: string): Promise<{ id: string; token: string }> {

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendHttpCall } from "../src/environments/http-client.js";
 import { httpExchange } from "../src/environments/http-exchange.js";
+import type { HttpCall } from "../src/environments/http-request.js";
 
 let server: Server;
 let base: string;
@@ -86,7 +87,7 @@ describe("httpExchange", () => {
 });
 
 describe("sendHttpCall", () => {
-  const call = (path: string, method = "GET", body?: string) => ({
+  const call = (path: string, method = "GET", body?: string): HttpCall => ({
     method,
     url: new URL(`${base}${path}`),
     headers: body === undefined ? {} : { "content-type": "application/json" },
@@ -114,7 +115,7 @@ describe("sendHttpCall", () => {
     });
     const error = await sendHttpCall(call("/error"), { baseUrl: base, signal: signal() });
     expect(error).toMatchObject({ status: "error", error: { code: "http_error", details: { status: 500 } } });
-    expect((error as { error: { details: { body: string } } }).error.details.body).toHaveLength(2048);
+    expect((error as unknown as { error: { details: { body: string } } }).error.details.body).toHaveLength(2048);
   });
 
   it("names a network failure by its code, and a deadline as a timeout", async () => {

@@ -2,22 +2,14 @@
 // they name; anything else is invalid_frame (for every id involved), writes nothing, and the
 // socket carries on.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type WebSocket from "ws";
+import { describe, expect, it } from "vitest";
 import { countRows } from "../../../testkit/api.js";
-import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
-import { connectHost, type HostSocket, registerHostOn } from "../../../testkit/host-sockets.js";
+import { startBrain } from "../../../testkit/brain.js";
+import { startedBeforeAll } from "../../../testkit/fixtures.js";
+import { connectHost, type HostSocket, registerHostOn, socketsClosedAfterAll } from "../../../testkit/host-sockets.js";
 
-let brain: InProcessBrain;
-const sockets: WebSocket[] = [];
-
-beforeAll(async () => {
-  brain = await startBrain();
-});
-afterAll(async () => {
-  for (const ws of sockets) ws.terminate();
-  await brain?.close();
-});
+const brain = startedBeforeAll(() => startBrain());
+const sockets = socketsClosedAfterAll();
 
 async function welcomed(): Promise<HostSocket> {
   const host = await registerHostOn(brain);

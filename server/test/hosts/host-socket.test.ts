@@ -1,21 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { countRows, createSession, dumpSchemas, expectError, request, sha256 } from "../../../testkit/api.js";
-import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
-import { connectHost, type HostSocket, Refused, registerHostOn } from "../../../testkit/host-sockets.js";
+import { startBrain } from "../../../testkit/brain.js";
+import { startedBeforeAll } from "../../../testkit/fixtures.js";
+import {
+  connectHost,
+  type HostSocket,
+  Refused,
+  registerHostOn,
+  socketsClosedAfterAll,
+} from "../../../testkit/host-sockets.js";
 
-let brain: InProcessBrain;
-const sockets: WebSocket[] = [];
-
-beforeAll(async () => {
-  brain = await startBrain();
-});
-afterAll(async () => {
-  for (const ws of sockets) ws.terminate();
-  await brain?.close();
-});
+const brain = startedBeforeAll(() => startBrain());
+const sockets = socketsClosedAfterAll();
 
 function registerHost(name?: string): Promise<{ id: string; token: string }> {
   return registerHostOn(brain, name);
