@@ -14,9 +14,9 @@ export {
   startBoss,
   transactionDb,
   WORKER_QUEUE,
-  type WorkerJob,
 } from "./boss.js";
-export { type CallbackCall, callbackToken, verifyCallbackToken } from "./callback-token.js";
+export type { CallKey } from "./call-key.js";
+export { callbackToken, verifyCallbackToken } from "./callback-token.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export {
@@ -49,7 +49,6 @@ export {
 } from "./ops/append.js";
 export {
   type CallAction,
-  type CallKey,
   type CallRef,
   type ConnectionCallRef,
   emittedBytes,
@@ -178,7 +177,6 @@ export {
   modelGranted,
   type StartedToolModelCall,
   startToolModelCall,
-  type ToolCallRef,
 } from "./ops/tool-model-calls.js";
 export {
   advanceTraceCursors,

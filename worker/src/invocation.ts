@@ -6,7 +6,7 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { claimWorkerCall, isConnectionError, isUnavailable, timeOutCall } from "@aexhq/brain-db";
+import { type CallKey, claimWorkerCall, isConnectionError, isUnavailable, timeOutCall } from "@aexhq/brain-db";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import { runComponent } from "./drivers/component.js";
 import type { Driver, InvocationDeps } from "./drivers/driver.js";
@@ -17,7 +17,7 @@ import { runMcpCall } from "./drivers/mcp.js";
 /** After its call ended, a component still running gets this long to return before it is stopped. */
 const AFTER_END_GRACE_MS = 1000;
 
-export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: string; seq: number }): Promise<void> {
+export async function runWorkerJob(deps: InvocationDeps, job: CallKey): Promise<void> {
   const connectionId = deps.connectionId();
   const claimed = await deps.writer.submit(claimWorkerCall(job.sessionId, job.seq, connectionId));
   if (!claimed) {

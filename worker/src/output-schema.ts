@@ -62,11 +62,7 @@ export function checkedOutcome(
   }
   const checked = options.strip ? structuredClone(value) : value;
   if (validate(checked)) return { status: "ok", value: checked as never };
-  return errorOutcome(
-    "invalid_output",
-    "The result failed the tool's output schema.",
-    (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
-  );
+  return errorOutcome("invalid_output", "The result failed the tool's output schema.", schemaIssues(validate));
 }
 
 /** Null when `input` satisfies the tool's input schema, else the `invalid_input` outcome. */
@@ -74,11 +70,7 @@ export function inputProblem(inputSchema: Record<string, unknown>, input: unknow
   const validate = validatorFor(inputSchema);
   // A schema Ajv cannot compile checks nothing here: the SDK exported it, the model was shown it.
   if (validate instanceof Error || validate(input)) return null;
-  return errorOutcome(
-    "invalid_input",
-    "The tool input failed the tool's input schema.",
-    (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
-  );
+  return errorOutcome("invalid_input", "The tool input failed the tool's input schema.", schemaIssues(validate));
 }
 
 export type CheckedInput = { ok: true; input: unknown } | { ok: false; outcome: Outcome };
@@ -96,9 +88,17 @@ export function checkedInput(inputSchema: Record<string, unknown>, input: unknow
   }
   const copy = structuredClone(input ?? null);
   if (validate(copy)) return { ok: true, input: copy };
-  const details = (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message }));
+  const details = schemaIssues(validate);
   return {
     ok: false,
     outcome: errorOutcome("invalid_input", "The tool input failed the tool's input schema.", details),
   };
+}
+
+/**
+ * A JSON Schema failure (Ajv's) as an error outcome's details: at most 20 issues, each at its JSON
+ * pointer. Bounded like the SDK's zod issues (issuesForWire), so a failure never spends the budget.
+ */
+function schemaIssues(validate: { errors?: { instancePath: string; message?: string }[] | null }) {
+  return (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message }));
 }

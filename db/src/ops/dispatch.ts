@@ -1,9 +1,8 @@
+import type { CallKey } from "../call-key.js";
 import { emptyKeys } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 
-export interface DispatchedCall {
-  sessionId: string;
-  seq: number;
+export interface DispatchedCall extends CallKey {
   tool: string;
   input: unknown;
   /** Epoch ms, or null for unlimited. */
@@ -42,9 +41,7 @@ export function claimPendingCalls(
   };
 }
 
-export interface ClaimedWorkerCall {
-  sessionId: string;
-  seq: number;
+export interface ClaimedWorkerCall extends CallKey {
   tool: string;
   input: unknown;
   /** Epoch ms, or null for unlimited. */

@@ -4,8 +4,8 @@
 import { Brain, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { postMessage } from "../../../testkit/api.js";
 import { startBrain } from "../../../testkit/brain.js";
-import { postMessage } from "../../../testkit/turns.js";
 import { deferred, until } from "../../../testkit/wait.js";
 import { type OtlpReceiver, spanIdOf, startOtlpReceiver, traceIdOf } from "./otlp-receiver.js";
 

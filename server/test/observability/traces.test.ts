@@ -6,10 +6,10 @@ import { Brain, tool } from "@aexhq/brain";
 import { parseConfig } from "@aexhq/brain-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { postMessage } from "../../../testkit/api.js";
 import { startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { type ServerProcess, spawnServer } from "../../../testkit/server-process.js";
-import { postMessage } from "../../../testkit/turns.js";
 import { deferred, serverTicks, until } from "../../../testkit/wait.js";
 import { type OtlpReceiver, type ReceivedSpan, spanIdOf, startOtlpReceiver, traceIdOf } from "./otlp-receiver.js";
 
