@@ -153,6 +153,29 @@ export const ERROR_CODES = {
     scope: "outcome",
     message: "An HTTP tool or Environment answered a non-2xx status, a malformed body, or could not be reached.",
   },
+  mcp_unavailable: {
+    http: 502,
+    scope: "api",
+    message:
+      "An MCP server named in mcpServers could not be reached, or its tools/list failed, when the session was created.",
+  },
+  mcp_tool_not_found: {
+    http: 400,
+    scope: "api",
+    message:
+      "mcpServers names a tool (only) that the MCP server's tools/list does not advertise, or whose name no model accepts.",
+  },
+  mcp_error: {
+    http: 200,
+    scope: "outcome",
+    message:
+      "The MCP server could not be reached, refused the call (a JSON-RPC error), or its task failed or was cancelled there.",
+  },
+  mcp_tool_error: {
+    http: 200,
+    scope: "outcome",
+    message: "The MCP tool answered isError: true; its text content is the message, its content the details.",
+  },
   tool_unfinished: {
     http: 200,
     scope: "outcome",

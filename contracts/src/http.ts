@@ -47,11 +47,18 @@ export const BrainEnvironmentRefSchema = z.strictObject({
  * headers. Its configuration travels in the session's `environments`, never in a placement.
  */
 export const HttpEnvironmentRefSchema = z.strictObject({ type: z.literal("http"), name: EnvName });
+/**
+ * An MCP Environment: a remote MCP server (Streamable HTTP) whose tools the server placed from its
+ * `tools/list` (see McpServerSpecSchema). Its URL travels in each placement's implementation, its
+ * headers sealed with the session.
+ */
+export const McpEnvironmentRefSchema = z.strictObject({ type: z.literal("mcp"), name: EnvName });
 /** Where a placed tool runs. */
 export const EnvironmentRefSchema = z.discriminatedUnion("type", [
   HostEnvironmentRefSchema,
   BrainEnvironmentRefSchema,
   HttpEnvironmentRefSchema,
+  McpEnvironmentRefSchema,
 ]);
 
 export const HttpMethodSchema = z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]);
@@ -111,10 +118,39 @@ export const ComponentImplementationSchema = z.strictObject({ type: z.literal("c
 
 /** An opaque, immutable descriptor its Environment interprets (`implementation: (options) => ...`). */
 export const DescriptorImplementationSchema = z.strictObject({ type: z.literal("descriptor"), descriptor: z.json() });
+/**
+ * A tool of a remote MCP server, as the server placed it from `tools/list`: the server's URL, the
+ * tool's name there (the Brain name may differ) and whether it may run as an MCP task.
+ */
+export const McpImplementationSchema = z.strictObject({
+  type: z.literal("mcp"),
+  url: HttpUrlSchema,
+  tool: z.string().min(1).max(256),
+  taskSupport: z.enum(["forbidden", "optional", "required"]),
+});
 export const ImplementationSchema = z.discriminatedUnion("type", [
   ComponentImplementationSchema,
   DescriptorImplementationSchema,
+  McpImplementationSchema,
 ]);
+
+/**
+ * A remote MCP server whose tools are placed into the session (`mcpTools(mcpEnv(...))`): at
+ * creation the server calls its `tools/list` and places the tools named in `only` (all tools whose
+ * names suit a model when absent) with the schemas it advertises. `headers` are sealed like an
+ * HTTP Environment's; `prefix` is prepended to the Brain names; `timeoutMs` is each tool's own limit.
+ */
+export const McpServerSpecSchema = z.strictObject({
+  name: EnvName,
+  url: HttpUrlSchema,
+  headers: z.record(HeaderName, z.string().max(8192)).optional(),
+  only: z.array(z.string().min(1).max(256)).min(1).max(MAX_TOOLS_PER_SESSION).optional(),
+  prefix: z
+    .string()
+    .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,31}$/)
+    .optional(),
+  timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
 
 export const ToolPlacementSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME_PATTERN),
@@ -185,6 +221,8 @@ export const CreateSessionBodySchema = z.strictObject({
   namedHosts: z.array(EnvName).max(64).optional(),
   /** Configurations of the HTTP Environments the tools are placed in (names unique). */
   environments: z.array(EnvironmentSpecSchema).max(64).optional(),
+  /** Remote MCP servers whose tools the server places from their `tools/list` (names unique). */
+  mcpServers: z.array(McpServerSpecSchema).max(16).optional(),
   /** What ctx.environments may do in this session; absent: nothing. */
   environmentControl: EnvironmentControlSchema.optional(),
   metadata: z.record(z.string().max(64), z.string().max(1024)).optional(),
@@ -374,6 +412,8 @@ export type AppToken = z.infer<typeof AppTokenSchema>;
 export type CreatedToken = z.infer<typeof CreatedTokenSchema>;
 export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
 export type EnvironmentSpec = z.infer<typeof EnvironmentSpecSchema>;
+export type McpServerSpec = z.infer<typeof McpServerSpecSchema>;
+export type McpImplementation = z.infer<typeof McpImplementationSchema>;
 export type EnvironmentPatch = z.infer<typeof EnvironmentPatchSchema>;
 export type EnvironmentControl = z.infer<typeof EnvironmentControlSchema>;
 export type EnvironmentOperation = z.infer<typeof EnvironmentOperationSchema>;

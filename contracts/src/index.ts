@@ -1,4 +1,5 @@
 export * from "./component-world.js";
+export * from "./console.js";
 export * from "./deadlines.js";
 export * from "./errors.js";
 export * from "./frames.js";
@@ -6,6 +7,7 @@ export * from "./http.js";
 export * from "./journal.js";
 export * from "./json.js";
 export * from "./limits.js";
+export * from "./mcp.js";
 export * from "./model.js";
 export * from "./outcome.js";
 export * from "./placements.js";

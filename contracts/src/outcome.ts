@@ -21,6 +21,8 @@ export const ErrorOutcomeSchema = z.strictObject({ status: z.literal("error"), e
 export const InterruptionCauseSchema = z.enum([
   "deadline",
   "sdk_cancel",
+  // An MCP client's tasks/cancel (Brain as an MCP server).
+  "mcp_cancel",
   "turn_cancelled",
   "session_ended",
   "connection_lost",

@@ -1,4 +1,10 @@
 import { z } from "zod";
+import {
+  ConsoleCallListSchema,
+  ConsoleHostListSchema,
+  ConsoleProcessListSchema,
+  ConsoleSessionListSchema,
+} from "./console.js";
 import { HostFrameSchema, ServerFrameSchema } from "./frames.js";
 import {
   AppTokenListSchema,
@@ -51,6 +57,10 @@ export const wireSchemas: Record<string, z.ZodType> = {
   outcome: OutcomeSchema,
   "host-frame": HostFrameSchema,
   "server-frame": ServerFrameSchema,
+  "console-session-list": ConsoleSessionListSchema,
+  "console-call-list": ConsoleCallListSchema,
+  "console-host-list": ConsoleHostListSchema,
+  "console-process-list": ConsoleProcessListSchema,
 };
 
 export function renderJsonSchema(schema: z.ZodType): string {

@@ -20,3 +20,27 @@ export function issueDetail(i: { path: PropertyKey[]; message: string; code: str
 } {
   return { path: i.path.map(String).join("."), message: i.message, code: i.code };
 }
+
+/** One zod issue as it travels in an error outcome's `details` (plain JSON, bounded). */
+export interface WireIssue {
+  code: string;
+  path: (string | number)[];
+  message: string;
+}
+
+// Error outcomes stay small: an unbounded issue list would spend the activation's emission
+// budget and could turn a useful `invalid_input` into an opaque `budget_exceeded`.
+const MAX_WIRE_ISSUES = 20;
+const MAX_WIRE_MESSAGE = 500;
+
+/**
+ * A schema failure as a tool's error outcome carries it (`invalid_input`, `invalid_output`): the
+ * path kept as an array (a key may hold a dot), at most 20 issues of at most 500 characters.
+ */
+export function issuesForWire(error: z.ZodError): WireIssue[] {
+  return error.issues.slice(0, MAX_WIRE_ISSUES).map((issue) => ({
+    code: issue.code,
+    path: issue.path.map((key) => (typeof key === "number" ? key : String(key))),
+    message: issue.message.slice(0, MAX_WIRE_MESSAGE),
+  }));
+}

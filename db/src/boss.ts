@@ -1,16 +1,12 @@
 import { PgBoss } from "pg-boss";
 import type { Sql, TransactionSql } from "postgres";
+import type { CallKey } from "./call-key.js";
 import { bossSchemaFor } from "./schema-name.js";
 
 /** The queue of deadline backstop jobs: one per second that holds at least one deadline. */
 export const DEADLINE_QUEUE = "brain-deadlines";
 /** One job per tool call a worker runs (component, HTTP), `{ sessionId, seq }`, enqueued with its tool_call_started. */
 export const WORKER_QUEUE = "brain-calls";
-
-export interface WorkerJob {
-  sessionId: string;
-  seq: number;
-}
 
 /**
  * pg-boss, in a schema named after Brain's. Its LISTEN/NOTIFY wake-up is on (about 4 ms from send
@@ -74,7 +70,7 @@ export async function enqueueDeadlineJob(boss: PgBoss, tx: TransactionSql, bucke
 }
 
 /** Enqueues a component call's job inside `tx`, so it commits with the call's tool_call_started. */
-export async function enqueueWorkerJob(boss: PgBoss, tx: TransactionSql, job: WorkerJob): Promise<void> {
+export async function enqueueWorkerJob(boss: PgBoss, tx: TransactionSql, job: CallKey): Promise<void> {
   await boss.send(WORKER_QUEUE, { ...job }, { db: transactionDb(tx) });
 }
 

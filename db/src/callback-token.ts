@@ -1,4 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
+import type { CallKey } from "./call-key.js";
 import type { SecretBox } from "./secrets.js";
 
 /**
@@ -8,24 +9,20 @@ import type { SecretBox } from "./secrets.js";
  * is useless once the call ended, since every journal transition is conditional on the call being
  * open on that connection.
  */
-export interface CallbackCall {
-  sessionId: string;
-  seq: number;
-}
 
 const PURPOSE = "call-callback";
 const TOKEN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([A-Za-z0-9_-]{43})$/;
 
-function macOf(box: SecretBox, call: CallbackCall, connectionId: string): Buffer {
+function macOf(box: SecretBox, call: CallKey, connectionId: string): Buffer {
   return box.mac(PURPOSE, `${call.sessionId}/${call.seq}/${connectionId}`);
 }
 
-export function callbackToken(box: SecretBox, call: CallbackCall, connectionId: string): string {
+export function callbackToken(box: SecretBox, call: CallKey, connectionId: string): string {
   return `${connectionId}.${macOf(box, call, connectionId).toString("base64url")}`;
 }
 
 /** The connection a valid token names for this call, or null for anything else. */
-export function verifyCallbackToken(box: SecretBox, token: string, call: CallbackCall): string | null {
+export function verifyCallbackToken(box: SecretBox, token: string, call: CallKey): string | null {
   const match = TOKEN.exec(token);
   if (!match) return null;
   const connectionId = match[1]!;

@@ -14,8 +14,16 @@ export interface ConnectOptions {
 }
 
 /** Opened a connection, or a database answered after an outage: the longest wait between tries. */
-const MAX_RECONNECT_DELAY_S = 1;
+export const MAX_RECONNECT_DELAY_S = 1;
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
+
+/**
+ * The driver's wait (seconds) before reconnect attempt `retries`: doubling from 50 ms up to the
+ * cap, with jitter in the upper half so that a pool's connections do not retry in lockstep.
+ */
+export function reconnectDelaySeconds(retries: number, random: () => number = Math.random): number {
+  return Math.min(MAX_RECONNECT_DELAY_S, 0.05 * 2 ** retries) * (0.5 + random() / 2);
+}
 
 /**
  * How a pool opens lanes of its own (see openLane): the URL and options it was made with, kept
@@ -67,7 +75,7 @@ function open(url: string, options: ConnectOptions, extra: Record<string, unknow
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_S,
-    backoff: (retries: number) => Math.min(MAX_RECONNECT_DELAY_S, 0.05 * 2 ** retries) * (0.5 + Math.random() / 2),
+    backoff: (retries: number) => reconnectDelaySeconds(retries),
     connection: { search_path: schema, application_name: options.applicationName ?? "brain" },
     types: {
       bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },

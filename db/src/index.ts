@@ -14,9 +14,9 @@ export {
   startBoss,
   transactionDb,
   WORKER_QUEUE,
-  type WorkerJob,
 } from "./boss.js";
-export { type CallbackCall, callbackToken, verifyCallbackToken } from "./callback-token.js";
+export type { CallKey } from "./call-key.js";
+export { callbackToken, verifyCallbackToken } from "./callback-token.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql } from "./connect.js";
 export {
@@ -49,7 +49,6 @@ export {
 } from "./ops/append.js";
 export {
   type CallAction,
-  type CallKey,
   type CallRef,
   type ConnectionCallRef,
   emittedBytes,
@@ -59,6 +58,10 @@ export {
   transitionCall,
 } from "./ops/call-transition.js";
 export { componentBytes, componentExists, missingComponents, storeComponent } from "./ops/components.js";
+export { consoleCalls } from "./ops/console-calls.js";
+export { consoleHosts } from "./ops/console-hosts.js";
+export { consoleProcesses } from "./ops/console-processes.js";
+export { consoleSessions } from "./ops/console-sessions.js";
 export { closeServerConnections, declareDeadServers } from "./ops/dead-servers.js";
 export {
   type ClaimedWorkerCall,
@@ -93,6 +96,18 @@ export {
 export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export {
+  type CallAnswer,
+  getMcpTask,
+  listMcpTasks,
+  type McpCallState,
+  type McpSession,
+  type McpTaskRow,
+  mcpCallState,
+  mcpSession,
+  type NewMcpTask,
+  withMcpTask,
+} from "./ops/mcp-tasks.js";
+export {
   claimNamedCalls,
   closeReplicaConnection,
   insertReplica,
@@ -121,6 +136,12 @@ export {
 } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
 export {
+  MCP_TASK_KIND,
+  type ReleaseFilter,
+  recordResumePoint,
+  releaseResumableCalls,
+} from "./ops/resume-calls.js";
+export {
   IDEMPOTENCY_KEEP_SECONDS,
   PRUNE_BATCH,
   PRUNE_RECORDS_BATCH,
@@ -134,7 +155,7 @@ export {
   type SchemaVersions,
   schemaVersions,
 } from "./ops/schema-version.js";
-export { environmentSecret, MODEL_SECRET, readModel, readSecret, secretAad } from "./ops/secrets.js";
+export { environmentSecret, MODEL_SECRET, mcpSecret, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
 export {
   createSession,
@@ -156,8 +177,18 @@ export {
   modelGranted,
   type StartedToolModelCall,
   startToolModelCall,
-  type ToolCallRef,
 } from "./ops/tool-model-calls.js";
+export {
+  advanceTraceCursors,
+  observedCalls,
+  openStarts,
+  type TraceBacklog,
+  TraceLease,
+  type TraceRecord,
+  traceBacklog,
+  traceContext,
+  traceRecordsAfter,
+} from "./ops/trace-export.js";
 export { heartbeatAlive } from "./ops/worker-heartbeat.js";
 export { readWorkspaceFiles } from "./ops/workspace.js";
 export { isUnavailable, PendingRepairs } from "./repairs.js";

@@ -58,6 +58,10 @@ it("starts brain-server and brain-worker from their bins; both answer ready", as
   const [, health] = await worker.waitForLine(/^Worker health: (http:\/\/\S+)\/healthz/m, 30_000);
   expect((await fetch(`${url}/readyz`)).status).toBe(200);
   expect((await fetch(`${health}/readyz`)).status).toBe(200);
+  // The console's files travel in the tarball (its `files`).
+  const page = await fetch(`${url}/console/`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain("Brain console");
 }, 60_000);
 
 it("without DATABASE_URL, brain-server says the embedded Postgres is not installed", async () => {

@@ -6,6 +6,7 @@ import {
   errorOutcome,
   findNonJson,
   isReservedKind,
+  issuesForWire,
   type ModelRequest,
   type Outcome,
 } from "./contracts.js";
@@ -14,8 +15,8 @@ import type { CallFrame, RequestFrame } from "./frame-encoding.js";
 import { normalizeResult } from "./normalize-result.js";
 import type { Ack } from "./pending-acks.js";
 import { SerialQueue } from "./serial-queue.js";
+import { thrownMessage } from "./thrown.js";
 import type { ToolRuntime } from "./tool.js";
-import { issuesForWire, thrownMessage } from "./zod-issues.js";
 
 /** How an execution reaches Brain (the host connection; a recorder in tests). */
 export interface FrameChannel {

@@ -42,6 +42,14 @@ export { type FastifyToolsInstance, type FastifyToolsOptions, fastifyTools } fro
 export { type HttpToolDefinition, httpTool } from "./http-tools/http-tool.js";
 export { type ToolHandlerOptions, type ToolRequestListener, toolHandler } from "./http-tools/node-handler.js";
 export type { JsonSchema } from "./json-schema.js";
+export {
+  type McpEnvironment,
+  type McpEnvironmentOptions,
+  type McpTools,
+  type McpToolsOptions,
+  mcpEnv,
+  mcpTools,
+} from "./mcp.js";
 export { type EventsOptions, type RequestOptions, type SendOptions, Session, type SessionInfo } from "./session.js";
 export type {
   CreateSessionParams,

@@ -2,12 +2,13 @@ import type { z } from "zod";
 import {
   errorOutcome,
   findNonJson,
+  issuesForWire,
   type Outcome,
   OutcomeSchema,
   type OutcomeStatus,
   RESERVED_STATUSES,
 } from "./contracts.js";
-import { issuesForWire, thrownMessage } from "./zod-issues.js";
+import { thrownMessage } from "./thrown.js";
 
 const reserved = new Set<string>(RESERVED_STATUSES);
 

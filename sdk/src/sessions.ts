@@ -5,12 +5,14 @@ import {
   CreateSessionBodySchema,
   type EnvironmentControl,
   type EnvironmentSpec,
+  type McpServerSpec,
   type ModelConfig,
   SessionListSchema,
   SessionSchema,
   SessionToolsSchema,
 } from "./contracts.js";
 import { APPLICATION_ENV, environmentSpecOf } from "./environment.js";
+import { isMcpTools, type McpTools, mcpServerSpecOf } from "./mcp.js";
 import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";
 import { componentOf, isPlacedTool, type PlacedTool } from "./tool.js";
@@ -21,8 +23,12 @@ export interface CreateSessionParams {
    * apiKey, baseUrl? }` (the key is encrypted at rest and never shown again) or `scripted`.
    */
   model: ModelConfig;
-  /** Placed tools (`lookup()`, `lookup({ env, ...options })`); names must be unique. */
-  tools?: readonly PlacedTool[];
+  /**
+   * Placed tools (`lookup()`, `lookup({ env, ...options })`) and the tools of MCP Environments
+   * (`mcpTools(mcpEnv({ name, url }))`, placed by Brain from the server's `tools/list`); names
+   * must be unique.
+   */
+  tools?: readonly (PlacedTool | McpTools)[];
   metadata?: Record<string, string>;
   /** Initial workspace files (path → UTF-8 text), granted to tools by their Environment. */
   workspace?: Record<string, string>;
@@ -72,11 +78,14 @@ export class Sessions {
    * connects it; the session's handlers are attached once Brain has created it.
    */
   async create(params: CreateSessionParams, options: RequestOptions = {}): Promise<Session> {
-    const tools = params.tools ?? [];
+    const given = params.tools ?? [];
+    const tools = given.filter((t): t is PlacedTool => !isMcpTools(t));
     checkTools(tools);
+    const mcpServers = mcpServerSpecs(given.filter(isMcpTools), tools);
     const body: CreateSessionBody = { model: params.model, tools: await this.#placements(tools) };
     const environments = environmentSpecs(tools);
     if (environments.length > 0) body.environments = environments;
+    if (mcpServers.length > 0) body.mcpServers = mcpServers;
     if (params.environmentControl !== undefined) body.environmentControl = params.environmentControl;
     if (params.metadata !== undefined) body.metadata = params.metadata;
     if (params.workspace !== undefined) body.workspace = params.workspace;
@@ -204,6 +213,24 @@ function environmentSpecs(tools: readonly PlacedTool[]): EnvironmentSpec[] {
     specs.set(spec.name, spec);
   }
   return [...specs.values()];
+}
+
+/** The MCP servers of the session: one `mcpTools` per MCP Environment, its name nobody else's. */
+function mcpServerSpecs(sets: readonly McpTools[], tools: readonly PlacedTool[]): McpServerSpec[] {
+  const out = new Map<string, McpServerSpec>();
+  const taken = new Set(tools.map((t) => t.env.name));
+  for (const set of sets) {
+    const spec = mcpServerSpecOf(set);
+    if (!spec) throw new BrainError("invalid_tool", "MCP tools come from mcpTools(mcpEnv(...)).");
+    if (out.has(spec.name) || taken.has(spec.name)) {
+      throw new BrainError(
+        "duplicate_environment",
+        `Environment ${JSON.stringify(spec.name)} is bound twice (one mcpTools per MCP Environment; list its tools in only).`,
+      );
+    }
+    out.set(spec.name, spec);
+  }
+  return [...out.values()];
 }
 
 /** Every tool must come from a factory, and names are unique within a session. */

@@ -1,35 +1,19 @@
 // The SDK's HTTP side against a real Brain server (startBrain): options, idempotent creation and
 // messages, the NDJSON event stream (cursor, paging past the server's page size, follow), error
 // bodies, list/end/delete.
-import { BrainError, type ModelConfig } from "@aexhq/brain-contracts";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { BrainError } from "@aexhq/brain-contracts";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { startBrain } from "../../testkit/brain.js";
+import { startedBeforeAll, startedBeforeEach } from "../../testkit/fixtures.js";
+import { scripted } from "../../testkit/turns.js";
 import { within } from "../../testkit/wait.js";
 import { Brain } from "../src/brain.js";
 import { tool } from "../src/tool.js";
 
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain();
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  // A trailing slash on the base URL is tolerated.
-  brain = new Brain({ url: `${server.url}/`, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
-
-const answers = (...texts: string[]): ModelConfig => ({
-  provider: "scripted",
-  script: texts.map((text) => ({ text })),
-});
+const server = startedBeforeAll(() => startBrain());
+// A trailing slash on the base URL is tolerated.
+const brain = startedBeforeEach(() => new Brain({ url: `${server.url}/`, token: server.token }));
 
 async function journal(sessionId: string) {
   return server.db.sql<{ seq: number; kind: string; payload: unknown }[]>`
@@ -61,7 +45,7 @@ describe("Brain options", () => {
 
 describe("sessions over HTTP", () => {
   it("creates sessions and posts messages idempotently, and returns the activation's text", async () => {
-    const params = { model: answers("the answer"), metadata: { app: "test" } };
+    const params = { model: scripted("the answer"), metadata: { app: "test" } };
     const session = await brain.sessions.create(params, { idempotencyKey: "create-1" });
     expect(session.info).toMatchObject({ status: "active", hostId: null, tools: [], metadata: { app: "test" } });
     const again = await brain.sessions.create(params, { idempotencyKey: "create-1" });
@@ -80,7 +64,7 @@ describe("sessions over HTTP", () => {
   });
 
   it("streams the journal as NDJSON from a cursor, exactly as stored", async () => {
-    const session = await brain.sessions.create({ model: answers("réponse", "deuxième") });
+    const session = await brain.sessions.create({ model: scripted("réponse", "deuxième") });
     await session.send("é ✓ 😀");
     await session.send("again");
     const stored = await journal(session.id);
@@ -123,7 +107,7 @@ describe("sessions over HTTP", () => {
   });
 
   it("follows the journal until the session ends, or until the signal aborts", async () => {
-    const session = await brain.sessions.create({ model: answers("one") });
+    const session = await brain.sessions.create({ model: scripted("one") });
     const last = (await journal(session.id)).at(-1)?.seq as number;
     const seen: string[] = [];
     const following = (async () => {
@@ -135,7 +119,7 @@ describe("sessions over HTTP", () => {
     expect(seen[0]).toBe("user_message");
     expect(seen.at(-1)).toBe("session_ended");
 
-    const open = await brain.sessions.create({ model: answers("two") });
+    const open = await brain.sessions.create({ model: scripted("two") });
     const controller = new AbortController();
     const kinds: string[] = [];
     const aborted = (async () => {
@@ -157,7 +141,7 @@ describe("sessions over HTTP", () => {
     const wrong = new Brain({ url: server.url, token: "not-the-token" });
     await expect(wrong.sessions.list()).rejects.toMatchObject({ code: "unauthorized" });
     await wrong.close();
-    const ended = await brain.sessions.create({ model: answers() });
+    const ended = await brain.sessions.create({ model: scripted() });
     await ended.end();
     await expect(ended.send("too late")).rejects.toMatchObject({ code: "session_ended" });
   });
@@ -165,7 +149,7 @@ describe("sessions over HTTP", () => {
   it("lists (newest first, with a cursor), ends and deletes", async () => {
     const made = [];
     for (let i = 0; i < 3; i++)
-      made.push(await brain.sessions.create({ model: answers(), metadata: { i: String(i) } }));
+      made.push(await brain.sessions.create({ model: scripted(), metadata: { i: String(i) } }));
     const first = await brain.sessions.list({ limit: 2 });
     expect(first.sessions.map((s) => s.id)).toEqual([made[2]?.id, made[1]?.id]);
     expect(first.nextCursor).toEqual(expect.any(String));

@@ -5,30 +5,18 @@ import { randomUUID } from "node:crypto";
 import type { ModelConfig } from "@aexhq/brain-contracts";
 // The app.websocketServer decoration of the real server.
 import type {} from "@fastify/websocket";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../testkit/brain.js";
+import { startedBeforeAll, startedBeforeEach } from "../../testkit/fixtures.js";
 import { deferred, serverTicks, until, within } from "../../testkit/wait.js";
 import { Brain } from "../src/brain.js";
 import type { ToolContext } from "../src/context.js";
 import { tool } from "../src/tool.js";
 
-let server: InProcessBrain;
-let brain: Brain;
-
-beforeAll(async () => {
-  server = await startBrain();
-});
-afterAll(async () => {
-  await server?.close();
-});
-beforeEach(() => {
-  brain = new Brain({ url: server.url, token: server.token });
-});
-afterEach(async () => {
-  await brain.close();
-});
+const server = startedBeforeAll(() => startBrain());
+const brain = startedBeforeEach(() => new Brain({ url: server.url, token: server.token }));
 
 /** Step i of the script calls `lookup` with id i+1 when `calls[i]` is true, else answers "turn i". */
 function script(...calls: boolean[]): ModelConfig {

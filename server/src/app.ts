@@ -10,10 +10,13 @@ import { installErrorHandler } from "./plugins/errors.js";
 import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
 import { componentRoutes } from "./routes/components.js";
+import { consoleRoutes } from "./routes/console.js";
+import { consoleFileRoutes } from "./routes/console-files.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { messageRoutes } from "./routes/messages.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { namedHostRoutes, replicaSocketRoutes } from "./routes/named-hosts.js";
@@ -97,6 +100,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   await app.register(healthRoutes);
   await app.register(openApiRoutes);
+  // The console's static files: public, they hold no data (its data routes are the operator's).
+  await app.register(consoleFileRoutes);
   await app.register(hostSocketRoutes);
   await app.register(replicaSocketRoutes);
   await app.register(callCallbackRoutes);
@@ -113,8 +118,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(messageRoutes);
     await api.register(eventRoutes);
     await api.register(cancelRoutes);
+    await api.register(mcpRoutes);
     await api.register(componentRoutes);
     if (options.config.metrics === "token") await api.register(metricsRoutes);
+    await api.register(consoleRoutes);
   });
   return app;
 }

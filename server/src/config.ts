@@ -1,5 +1,6 @@
 import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
+import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./traces/otlp-config.js";
 
 /**
  * Server configuration, read once from the environment by the entry point and validated here.
@@ -33,7 +34,7 @@ export const ConfigSchema = SharedEnvSchema.extend({
     .string()
     .regex(/^(workspace:(read|write))?(,workspace:(read|write))*$/, "a comma list of workspace:read / workspace:write")
     .default("workspace:read"),
-});
+}).extend(TraceEnvSchema.shape);
 
 export type Env = z.input<typeof ConfigSchema>;
 
@@ -60,6 +61,8 @@ export interface Config {
   secretKey: Buffer;
   /** BRAIN_METRICS: who may read GET /metrics, or no metrics. */
   metrics: "token" | "open" | "off";
+  /** OpenTelemetry trace export (the standard OTEL_EXPORTER_OTLP_* variables); null: off. */
+  traces: TraceExportConfig | null;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -83,5 +86,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     retentionDays: c.BRAIN_RETENTION_DAYS,
     secretKey: resolveSecretKey(c),
     metrics: c.BRAIN_METRICS,
+    traces: traceExportConfig(c),
   };
 }

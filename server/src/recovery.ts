@@ -4,10 +4,11 @@ import {
   endCalls,
   endOrphanedToolModelCalls,
   orphanedSessions,
+  releaseResumableCalls,
 } from "@aexhq/brain-db";
 import type { Services } from "./services.js";
 
-export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors">;
+export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors" | "boss">;
 
 /**
  * Crash recovery, run every heartbeat by every server. A server whose heartbeat went stale is
@@ -18,6 +19,12 @@ export async function sweep(rt: RecoveryDeps, mayDeclareDead: boolean): Promise<
   const dead = mayDeclareDead ? await declareDeadServers(rt.sql, rt.serverId) : [];
   for (const { id, kind } of dead) {
     const cause = kind === "worker" ? "worker_lost" : "server_lost";
+    if (kind === "worker") {
+      // Calls a dead worker left resumable (MCP tasks it started) go to the next worker instead.
+      const released = await rt.writer.submit(releaseResumableCalls(rt.boss, { serverId: id }));
+      if (released.length > 0)
+        rt.log.warn({ serverId: id, released }, "a dead worker's MCP task calls go to another worker");
+    }
     await rt.writer.submit(endCalls({ serverId: id }, { status: "unknown", cause }));
     await closeServerConnections(rt.sql, id);
     rt.log.warn({ serverId: id }, "declared a server dead; its dispatched calls ended unknown");

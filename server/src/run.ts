@@ -25,10 +25,16 @@ export async function runServer(config: Config): Promise<RunningServer> {
   const banner = [
     `Brain listening on ${url}`,
     `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}`,
+    `Console: ${url}/console/ (asks for the operator token)`,
   ];
   // The embedded database's URL carries its generated password (kept in BRAIN_DATA_DIR/pg-password).
   if (db.embedded)
     banner.push(`Database: psql "${db.url}" -c "SELECT session_id, seq, kind FROM ${config.schema}.journal LIMIT 10"`);
+  if (config.traces) {
+    // Where spans go, without what could be a credential (userinfo, query); headers never shown.
+    const to = new URL(config.traces.url);
+    banner.push(`Traces: OTLP ${config.traces.protocol} to ${to.origin}${to.pathname}`);
+  }
   if (dev) {
     // The operator asked for a generated token by not setting one; showing it is the point.
     banner.push(`Operator token (saved in ${dev.path}): ${dev.token}`);

@@ -32,6 +32,7 @@ import { type Metrics, noMetrics } from "./metrics/sink.js";
 import { sweep } from "./recovery.js";
 import { startRetention } from "./retention.js";
 import type { Services } from "./services.js";
+import { startTraceExporter } from "./traces/exporter.js";
 
 /**
  * Everything a Brain server process runs besides HTTP, as routes and app.ts see it: the services
@@ -228,6 +229,8 @@ export async function startRuntime(
   const timer = setInterval(() => void tick(), HEARTBEAT_MS);
   await tick();
   const stopRetention = startRetention(rt);
+  // Off (nothing runs) unless an OTLP endpoint is configured.
+  const traces = startTraceExporter(rt);
 
   return Object.assign(rt, {
     beginShutdown() {
@@ -239,6 +242,7 @@ export async function startRuntime(
     async stop() {
       clearInterval(timer);
       stopRetention();
+      await bounded(traces?.stop() ?? Promise.resolve(), 3000);
       rt.actors.stopAll();
       // Requests in flight are interrupted: journaled `unknown`, never replayed.
       await rt.toolModels.stopAll();

@@ -24,14 +24,17 @@ import type { Config } from "./config.js";
 import type { HostLink } from "./hosts/link.js";
 import type { HostRegistry } from "./hosts/registry.js";
 import type { DeadlineJobs } from "./loop/deadline-jobs.js";
-import type { SessionInfo } from "./loop/session-info.js";
+import type { RoutedSession, SessionInfo } from "./loop/session-info.js";
 import type { TurnNotices } from "./loop/turns.js";
+import type { McpCall } from "./mcp/mcp-call.js";
 import type { Metrics } from "./metrics/sink.js";
 
 /** Routes tool calls to hosts (hosts/dispatch.ts). */
 export interface CallDispatch {
   /** tool_call_started records for a model response, each with its routing and deadline. */
   plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[], caller: number | null): NewRecord[];
+  /** The tool_call_started record of a call an MCP client makes, routed like the model's. */
+  planMcp(session: RoutedSession, call: McpCall, caller: number | null): NewRecord;
   /** Sends what a commit dispatched, and refuses calls to tools the session does not have. */
   afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
   /** Claims and sends a host's pending calls on one of its connections. */

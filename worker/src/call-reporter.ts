@@ -148,6 +148,15 @@ export class CallReporter {
   }
 
   /**
+   * Ends the call with an outcome the driver already checked (an MCP Environment's answer), with
+   * the `content` the model reads in place of the value; the budget applies as to any result.
+   */
+  async finishWith(outcome: Outcome, content?: string): Promise<void> {
+    if (this.endedHere) return;
+    await this.apply({ type: "finish", outcome: toStorable(outcome), content });
+  }
+
+  /**
    * A result-bearing report. A malformed outcome (or a value failing the output schema) is
    * journaled as `invalid_output`, an error outcome, so the call ends, and the component is told.
    * Its size is bounded only by the activation's budget.

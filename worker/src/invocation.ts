@@ -6,12 +6,13 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { claimWorkerCall, isConnectionError, isUnavailable, timeOutCall } from "@aexhq/brain-db";
+import { type CallKey, claimWorkerCall, isConnectionError, isUnavailable, timeOutCall } from "@aexhq/brain-db";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import { runComponent } from "./drivers/component.js";
 import type { Driver, InvocationDeps } from "./drivers/driver.js";
 import { runHttpApplicationCall } from "./drivers/http-application.js";
 import { runHttpEnvironmentCall } from "./drivers/http-environment.js";
+import { runMcpCall } from "./drivers/mcp.js";
 
 /** After its call ended, a component still running gets this long to return before it is stopped. */
 const AFTER_END_GRACE_MS = 1000;
@@ -22,7 +23,7 @@ export interface JobResult {
   env: string | null;
 }
 
-export async function runWorkerJob(deps: InvocationDeps, job: { sessionId: string; seq: number }): Promise<JobResult> {
+export async function runWorkerJob(deps: InvocationDeps, job: CallKey): Promise<JobResult> {
   const connectionId = deps.connectionId();
   const claimed = await deps.writer.submit(claimWorkerCall(job.sessionId, job.seq, connectionId));
   if (!claimed) {
@@ -91,6 +92,8 @@ function driverFor(placement: { env: { type: string } }): Driver {
       return runHttpEnvironmentCall;
     case "host":
       return runHttpApplicationCall;
+    case "mcp":
+      return runMcpCall;
     default:
       return runComponent;
   }

@@ -22,10 +22,14 @@ const compiled = new Map<string, ValidateFunction | Error>();
 
 type Mode = "check" | "strip" | "defaults";
 
-function validatorFor(schema: Record<string, unknown>, mode: Mode = "check"): ValidateFunction | Error {
-  const key = `${mode}:${JSON.stringify(schema)}`;
+function validatorFor(given: Record<string, unknown>, mode: Mode = "check"): ValidateFunction | Error {
+  const key = `${mode}:${JSON.stringify(given)}`;
   let v = compiled.get(key);
   if (!v) {
+    // MCP servers advertise draft-07 schemas (the MCP SDK's export names it in `$schema`, which
+    // Ajv2020 cannot resolve); their keywords are checked as 2020-12 ones, which they mostly are.
+    const { $schema, ...rest } = given;
+    const schema = typeof $schema === "string" && !$schema.includes("2020-12") ? rest : given;
     try {
       v = (mode === "strip" ? stripping : mode === "defaults" ? defaulting : ajv).compile(schema);
     } catch (error) {
@@ -58,11 +62,7 @@ export function checkedOutcome(
   }
   const checked = options.strip ? structuredClone(value) : value;
   if (validate(checked)) return { status: "ok", value: checked as never };
-  return errorOutcome(
-    "invalid_output",
-    "The result failed the tool's output schema.",
-    (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
-  );
+  return errorOutcome("invalid_output", "The result failed the tool's output schema.", schemaIssues(validate));
 }
 
 /** Null when `input` satisfies the tool's input schema, else the `invalid_input` outcome. */
@@ -70,11 +70,7 @@ export function inputProblem(inputSchema: Record<string, unknown>, input: unknow
   const validate = validatorFor(inputSchema);
   // A schema Ajv cannot compile checks nothing here: the SDK exported it, the model was shown it.
   if (validate instanceof Error || validate(input)) return null;
-  return errorOutcome(
-    "invalid_input",
-    "The tool input failed the tool's input schema.",
-    (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message })),
-  );
+  return errorOutcome("invalid_input", "The tool input failed the tool's input schema.", schemaIssues(validate));
 }
 
 export type CheckedInput = { ok: true; input: unknown } | { ok: false; outcome: Outcome };
@@ -92,9 +88,17 @@ export function checkedInput(inputSchema: Record<string, unknown>, input: unknow
   }
   const copy = structuredClone(input ?? null);
   if (validate(copy)) return { ok: true, input: copy };
-  const details = (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message }));
+  const details = schemaIssues(validate);
   return {
     ok: false,
     outcome: errorOutcome("invalid_input", "The tool input failed the tool's input schema.", details),
   };
+}
+
+/**
+ * A JSON Schema failure (Ajv's) as an error outcome's details: at most 20 issues, each at its JSON
+ * pointer. Bounded like the SDK's zod issues (issuesForWire), so a failure never spends the budget.
+ */
+function schemaIssues(validate: { errors?: { instancePath: string; message?: string }[] | null }) {
+  return (validate.errors ?? []).slice(0, 20).map((e) => ({ path: e.instancePath, message: e.message }));
 }

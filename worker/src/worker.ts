@@ -14,6 +14,7 @@ import {
   listenForCommits,
   migrate,
   PendingRepairs,
+  releaseResumableCalls,
   requeueLostWorkerJobs,
   SecretBox,
   startBoss,
@@ -204,7 +205,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     // Model requests of the stopped calls are interrupted: journaled `unknown`, never replayed.
     await models.stopAll();
     spares.close();
-    // What was still running was interrupted: nobody can say how far it got.
+    // Calls that can be resumed (MCP tasks) go to another worker; the rest were interrupted:
+    // nobody can say how far they got.
+    await writer
+      .submit(releaseResumableCalls(boss, { connectionId: identity.connectionId }))
+      .catch((err) => log.warn({ err }, "could not release resumable calls on shutdown"));
     await writer
       .submit(endCalls({ connectionId: identity.connectionId }, { status: "unknown", cause: "worker_lost" }))
       .catch((err) => log.warn({ err }, "could not end calls on shutdown"));

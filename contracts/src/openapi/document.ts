@@ -20,11 +20,22 @@ export function errorsByStatus(route: RouteDescription): Map<number, ErrorCode[]
   return out;
 }
 
-/** The error body of one status of one route: `code` is one of the codes listed for it. */
-function errorBody(codes: ErrorCode[]): z.ZodType {
+/**
+ * The error body of one status of one route: `code` is one of the codes listed for it (for the MCP
+ * endpoint, a JSON-RPC error carrying it as `error.data.code`).
+ */
+function errorBody(codes: ErrorCode[], shape: RouteDescription["errorBody"]): z.ZodType {
+  const code = z.enum(codes as [ErrorCode, ...ErrorCode[]]);
+  if (shape === "jsonrpc") {
+    return z.object({
+      jsonrpc: z.literal("2.0"),
+      id: z.union([z.string(), z.number().int()]).nullable(),
+      error: z.object({ code: z.number().int(), message: z.string(), data: z.object({ code }) }),
+    });
+  }
   return z.object({
     error: z.object({
-      code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
+      code,
       message: z.string(),
       details: z.unknown().optional(),
     }),
@@ -51,7 +62,7 @@ function operation(key: string, route: RouteDescription): ZodOpenApiOperationObj
   for (const [status, codes] of errorsByStatus(route)) {
     responses[`${status}` as `${4 | 5}${string}`] = {
       description: `Error: ${codes.join(", ")}.`,
-      content: { "application/json": { schema: errorBody(codes) } },
+      content: { "application/json": { schema: errorBody(codes, route.errorBody) } },
     };
   }
   const op: ZodOpenApiOperationObject = {

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { ErrorCode } from "../errors.js";
 import { HostFrameSchema, ServerFrameSchema } from "../frames.js";
 import {
   AppTokenListSchema,
@@ -26,40 +25,25 @@ import {
   SessionToolsSchema,
 } from "../http.js";
 import { ModelRequestSchema, ModelResultSchema } from "../model.js";
+import { CONSOLE_ROUTES } from "./console-routes.js";
+import { MCP_ROUTES } from "./mcp-routes.js";
+import {
+  ALWAYS,
+  API,
+  BODY,
+  CallParams,
+  OPERATOR,
+  PROVIDER,
+  type RouteDescription,
+  SESSION,
+  SessionParams,
+  Sha256Params,
+  Uuid,
+  V1,
+  WRITE,
+} from "./route-kit.js";
 
-/**
- * Every HTTP route of the server, described once: the OpenAPI document (GET /openapi.json, and
- * contracts/openapi.json from `npm run schemas`) is generated from this table, and a test checks
- * that it names exactly the routes the server registers. Adding a route is one entry here, keyed
- * like ROUTE_ACCESS: `METHOD /path/:param`. HEAD routes Fastify derives from GET routes take the
- * GET's entry; an explicit HEAD route has its own.
- */
-export interface RouteDescription {
-  summary: string;
-  description?: string;
-  /**
-   * The credential it takes: none; any bearer token of the API (the operator's or an
-   * application's); the operator token only; a host's, a replica's or a call's own token.
-   */
-  auth: "none" | "token" | "operator" | "host" | "replica" | "call";
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  /** A JSON body, or another media type with its schema. */
-  body?: z.ZodType | { contentType: string; schema: z.ZodType };
-  /** Accepts an `Idempotency-Key` header. */
-  idempotencyKey?: boolean;
-  /** Success answers by status; a schema-less one has no body. */
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
-  /**
-   * The error codes it can answer, each at its status in ERROR_CODES unless given as
-   * `[code, status]` (a provider's outcome code relayed as 502, say).
-   */
-  errors: readonly (ErrorCode | readonly [ErrorCode, number])[];
-  /** A WebSocket upgrade: the frames each side sends once it is open. */
-  websocket?: { client: z.ZodType; server: z.ZodType };
-}
-
-const Uuid = z.uuid();
+export type { RouteDescription } from "./route-kit.js";
 
 export const HealthSchema = z.object({ status: z.literal("ok"), serverId: Uuid });
 export const ReadinessSchema = z.object({
@@ -76,36 +60,6 @@ export const OpenApiDocumentSchema = z.looseObject({
   info: z.looseObject({}),
   paths: z.record(z.string(), z.unknown()),
 });
-
-const SessionParams = z.strictObject({ id: Uuid });
-const CallParams = z.strictObject({ sessionId: Uuid, sequence: z.coerce.number().int().positive() });
-const Sha256Params = z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/) });
-
-/** Every route can fail unexpectedly; such a failure is logged and answered with this code. */
-const ALWAYS = ["internal_error"] as const;
-/** Routes under /v1 fail fast while the database is away, and on a connection lost mid-request. */
-const V1 = ["database_unavailable", ...ALWAYS] as const;
-/** The authenticated API: a bearer token, then the route's access rule. */
-const API = ["unauthorized", ...V1] as const;
-/** Operator-only routes refuse application tokens. */
-const OPERATOR = [...API, "forbidden"] as const;
-/** Routes on one session: a malformed id is invalid_request; another application's session, not_found. */
-const SESSION = [...API, "invalid_request", "not_found"] as const;
-/** A JSON body: validated, limited in size, JSON only. */
-const BODY = ["invalid_request", "body_too_large", "unsupported_media_type"] as const;
-/** A write through the journal writer whose COMMIT's fate the database never told. */
-const WRITE = ["commit_unknown"] as const;
-/** Provider failures of a granted model call, relayed as a bad gateway. */
-const PROVIDER = (
-  [
-    "model_error",
-    "model_auth_failed",
-    "model_rate_limited",
-    "model_bad_request",
-    "model_unavailable",
-    "model_timeout",
-  ] as const
-).map((code) => [code, 502] as const);
 
 /**
  * The contracts' schemas under the names the document gives them (components/schemas); `.meta()`
@@ -134,7 +88,14 @@ const Session = SessionSchema.meta({ id: "Session" });
 const SessionList = SessionListSchema.meta({ id: "SessionList" });
 const SessionTools = SessionToolsSchema.meta({ id: "SessionTools" });
 
+/**
+ * Every HTTP route of the server, described once (the console's and the MCP endpoint's in modules
+ * of their own): the OpenAPI document is generated from this table, and a test checks that it
+ * names exactly the routes the server registers.
+ */
 export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
+  ...CONSOLE_ROUTES,
+  ...MCP_ROUTES,
   "GET /healthz": {
     summary: "Liveness",
     description: "Answers while the process runs; touches nothing.",

@@ -4,7 +4,11 @@ import type { WriteOp } from "../writer.js";
 /** A tool call row to create with its tool_call_started record. */
 export interface NewCall {
   tool: string;
-  activationSeq: number;
+  /**
+   * The activation whose budget the call charges; null for a call outside any activation (one an
+   * MCP client started), which is its own budget unit: its own seq is written.
+   */
+  activationSeq: number | null;
   hostId: string | null;
   /** Set when the host is connected to this process: the call is dispatched in the same commit. */
   connectionId: string | null;
@@ -15,6 +19,8 @@ export interface NewCall {
   deadlineAt: number | null;
   /** Who runs it: an application host (default), a component worker, or nobody (refused). */
   executor?: "host" | "worker" | "none";
+  /** Who started it: the session's Agentloop (default) or an MCP client. */
+  origin?: "agentloop" | "mcp";
 }
 
 export interface NewRecord {
@@ -111,14 +117,15 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
         }
         c AS (
           INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
-                             deadline_at, dispatched_at, ended_at, executor)
-          SELECT ${sessionId}, s.base + i.ord, i.call->>'tool', (i.call->>'activationSeq')::bigint,
+                             deadline_at, dispatched_at, ended_at, executor, origin)
+          SELECT ${sessionId}, s.base + i.ord, i.call->>'tool',
+                 COALESCE((i.call->>'activationSeq')::bigint, s.base + i.ord),
                  (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
                  NULLIF(i.call->'outcome', 'null'::jsonb),
                  to_timestamp((i.call->>'deadlineAt')::double precision / 1000),
                  CASE WHEN i.call->>'state' = 'running' THEN clock_timestamp() END,
                  CASE WHEN i.call->>'state' = 'ended' THEN clock_timestamp() END,
-                 COALESCE(i.call->>'executor', 'host')
+                 COALESCE(i.call->>'executor', 'host'), COALESCE(i.call->>'origin', 'agentloop')
           FROM s, input i WHERE jsonb_typeof(i.call) = 'object'
         )
         SELECT seq, kind, created_at FROM r ORDER BY seq`.then((rows) => ({

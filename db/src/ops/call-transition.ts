@@ -1,3 +1,4 @@
+import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 
@@ -7,12 +8,6 @@ export type CallAction =
   | { type: "result"; outcome: { status: string }; content?: string | undefined }
   | { type: "return"; outcome?: { status: string } | undefined; content?: string | undefined }
   | { type: "finish"; outcome?: { status: string } | undefined; content?: string | undefined };
-
-/** A call, by its session and the sequence of its tool_call_started record. */
-export interface CallKey {
-  sessionId: string;
-  seq: number;
-}
 
 /** A call as a host names it: its frames match only calls dispatched to that host. */
 export type HostCallRef = CallKey & { hostId: string };

@@ -1,9 +1,8 @@
+import type { CallKey } from "../call-key.js";
 import { emptyKeys } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 
-export interface DispatchedCall {
-  sessionId: string;
-  seq: number;
+export interface DispatchedCall extends CallKey {
   tool: string;
   input: unknown;
   /** Epoch ms, or null for unlimited. */
@@ -42,15 +41,15 @@ export function claimPendingCalls(
   };
 }
 
-export interface ClaimedWorkerCall {
-  sessionId: string;
-  seq: number;
+export interface ClaimedWorkerCall extends CallKey {
   tool: string;
   input: unknown;
   /** Epoch ms, or null for unlimited. */
   deadline: number | null;
   /** The tool's placement as advertised at session creation (implementation, options, env). */
   placement: unknown;
+  /** Set when an earlier worker left the call resumable (an MCP task it started); see resume-calls.ts. */
+  resume: unknown;
 }
 
 /**
@@ -65,19 +64,27 @@ export function claimWorkerCall(
   return {
     keys: emptyKeys,
     run: (tx) =>
-      tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown }[]>`
+      tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown; resume: unknown }[]>`
         WITH c AS (
           UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'worker'
-          RETURNING tool, deadline_at
+          RETURNING tool, deadline_at, resume
         )
-        SELECT c.tool, r.payload->'input' AS input,
+        SELECT c.tool, r.payload->'input' AS input, c.resume,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline,
                (SELECT t FROM sessions s, jsonb_array_elements(s.tools) AS t
                  WHERE s.id = ${sessionId} AND t->>'name' = c.tool) AS placement
         FROM c JOIN records r ON r.session_id = ${sessionId} AND r.seq = ${seq}`.then(([row]) =>
         row
-          ? { sessionId, seq, tool: row.tool, input: row.input, deadline: row.deadline, placement: row.placement }
+          ? {
+              sessionId,
+              seq,
+              tool: row.tool,
+              input: row.input,
+              deadline: row.deadline,
+              placement: row.placement,
+              resume: row.resume ?? null,
+            }
           : null,
       ),
   };

@@ -1,3 +1,4 @@
+import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 
@@ -8,9 +9,7 @@ export type EndCallsFilter =
   | { serverId: string }
   | { deadlineBefore: Date };
 
-export interface EndedCall {
-  sessionId: string;
-  seq: number;
+export interface EndedCall extends CallKey {
   hostId: string | null;
   connectionId: string | null;
   endSeq: number;

@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import type { CallKey } from "../call-key.js";
 
 export interface RecordRow {
   seq: number;
@@ -62,10 +63,7 @@ export async function callExists(sql: Sql, sessionId: string, seq: number): Prom
 }
 
 /** Which of these calls have ended, and how: a host connection's in-flight calls to cancel. */
-export async function endedAmong(
-  sql: Sql,
-  calls: { sessionId: string; seq: number }[],
-): Promise<{ sessionId: string; seq: number; status: string }[]> {
+export async function endedAmong(sql: Sql, calls: CallKey[]): Promise<(CallKey & { status: string })[]> {
   if (calls.length === 0) return [];
   const rows = await sql<{ session_id: string; seq: number; status: string }[]>`
     SELECT c.session_id, c.seq, c.outcome->>'status' AS status

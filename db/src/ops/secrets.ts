@@ -17,6 +17,10 @@ export const MODEL_SECRET = "model";
 export function environmentSecret(name: string): string {
   return `environment:${name}`;
 }
+/** The headers of an MCP Environment (mcpServers), sealed like an HTTP Environment's. */
+export function mcpSecret(name: string): string {
+  return `mcp:${name}`;
+}
 
 /** A session's stored model configuration and its sealed key, in one read; null: no session. */
 export async function readModel(

@@ -10,9 +10,6 @@ import type { CallRef } from "./call-transition.js";
  * that process dies the call is recorded `unknown` by whoever notices, and is never replayed.
  */
 
-/** Who asks: a host names itself, a worker the connection it claimed the call on. */
-export type ToolCallRef = CallRef;
-
 export interface StartedToolModelCall {
   /** The model_call_started record; null when refused (see `open`, `overBudget`). */
   seq: number | null;
@@ -38,7 +35,7 @@ const notified = (sessionId: string): CommitKeys => {
  * only while the tool call is open and the budget has room. `payload` gets the activation added.
  */
 export function startToolModelCall(
-  ref: ToolCallRef,
+  ref: CallRef,
   payload: Record<string, unknown>,
   runnerId: string,
   maxModelCalls: number,

@@ -2,6 +2,7 @@ import { type CreateSessionBody, type ModelConfig, ModelConfigSchema } from "@ae
 import {
   environmentSecret,
   MODEL_SECRET,
+  mcpSecret,
   readModel,
   readSecret,
   type Sealed,
@@ -19,7 +20,7 @@ import { publicModelConfig } from "./provider.js";
 export function sealSessionSecrets(
   box: SecretBox,
   sessionId: string,
-  body: Pick<CreateSessionBody, "model" | "environments">,
+  body: Pick<CreateSessionBody, "model" | "environments" | "mcpServers">,
 ): { name: string; sealed: Sealed }[] {
   const out: { name: string; sealed: Sealed }[] = [];
   if (body.model.provider !== "scripted") {
@@ -29,6 +30,11 @@ export function sealSessionSecrets(
     if (!env.headers || Object.keys(env.headers).length === 0) continue;
     const name = environmentSecret(env.name);
     out.push({ name, sealed: box.seal(JSON.stringify(env.headers), secretAad(sessionId, name)) });
+  }
+  for (const mcp of body.mcpServers ?? []) {
+    if (!mcp.headers || Object.keys(mcp.headers).length === 0) continue;
+    const name = mcpSecret(mcp.name);
+    out.push({ name, sealed: box.seal(JSON.stringify(mcp.headers), secretAad(sessionId, name)) });
   }
   return out;
 }

@@ -4,7 +4,9 @@ import { object, string } from "./wire.js";
 /**
  * The HTTP side shared by the real providers: one POST, one deadline for the whole exchange (the
  * stream included), caller aborts, and the mapping of every failure to a documented model_* code.
- * Nothing here logs; every message that leaves is scrubbed of the API key.
+ * Nothing here logs; every message that leaves is scrubbed of the API key. fetch, not the
+ * httpExchange that calls applications: a provider call is bounded by its own timeout, not a
+ * tool's deadline, and its answer is a stream read as it arrives rather than a bounded body.
  */
 export interface ProviderHttpRequest {
   /** Names the provider in messages ("OpenAI", "Anthropic"). */

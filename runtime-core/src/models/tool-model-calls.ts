@@ -11,13 +11,13 @@ import {
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
 import {
+  type CallRef,
   endedAmong,
   endToolModelCall,
   type JournalWriter,
   type SecretBox,
   type Sql,
   startToolModelCall,
-  type ToolCallRef,
 } from "@aexhq/brain-db";
 import { loadModelConfig } from "./credentials.js";
 import { createProvider } from "./provider.js";
@@ -69,7 +69,7 @@ export class ToolModelCalls {
 
   constructor(private readonly deps: ToolModelCallsDeps) {}
 
-  async call(ref: ToolCallRef, raw: unknown): Promise<ToolModelAnswer> {
+  async call(ref: CallRef, raw: unknown): Promise<ToolModelAnswer> {
     // Whatever path it came by (a 64 KiB frame, a 1 MiB body, a component's string), one bound.
     const bytes = byteLength(JSON.stringify(raw) ?? "");
     if (bytes > MAX_BODY_BYTES) {

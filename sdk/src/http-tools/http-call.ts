@@ -5,14 +5,15 @@ import {
   ENVIRONMENT_OPERATIONS,
   errorOutcome,
   type HttpToolInvocation,
+  issuesForWire,
   type Outcome,
 } from "../contracts.js";
 import { armDeadline } from "../deadline-timer.js";
 import { callEndedBy } from "../execution.js";
 import { normalizeResult } from "../normalize-result.js";
 import { SerialQueue } from "../serial-queue.js";
+import { thrownMessage } from "../thrown.js";
 import type { ToolRuntime } from "../tool.js";
-import { issuesForWire, thrownMessage } from "../zod-issues.js";
 import { encodeCallbackFrame, postCallbackFrame } from "./callback.js";
 
 interface Prepared {

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BrainError, type HttpToolInvocation, HttpToolInvocationSchema } from "../contracts.js";
-import { issuesForWire } from "../zod-issues.js";
+import { BrainError, type HttpToolInvocation, HttpToolInvocationSchema, issuesForWire } from "../contracts.js";
 
 /**
  * Reads and validates the invocation Brain POSTs. Anything else is refused with a Brain error:

@@ -7,7 +7,7 @@ import {
   MAX_FRAME_BYTES,
   type ServerFrame,
 } from "@aexhq/brain-contracts";
-import { callState, endedAmong, isDataException } from "@aexhq/brain-db";
+import { type CallKey, callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
 import { toBrainError } from "../plugins/errors.js";
 import type { Services } from "../services.js";
@@ -30,7 +30,7 @@ export class HostConnection {
   private open = true;
   private lastFrameAt = Date.now();
   /** Calls sent on this socket and not known to have ended: the ones a cancel frame may concern. */
-  private readonly inflight = new Map<string, { sessionId: string; seq: number }>();
+  private readonly inflight = new Map<string, CallKey>();
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly parts: PartCollector;
   /**

@@ -1,10 +1,20 @@
-import { errorOutcome } from "@aexhq/brain-contracts";
+import { errorOutcome, type ToolPlacement } from "@aexhq/brain-contracts";
 import type { ModelToolCall } from "@aexhq/brain-core/models";
-import { type Appended, claimNamedCalls, claimPendingCalls, endCalls, type NewRecord } from "@aexhq/brain-db";
+import {
+  type Appended,
+  claimNamedCalls,
+  claimPendingCalls,
+  endCalls,
+  type NewCall,
+  type NewRecord,
+} from "@aexhq/brain-db";
 import { callDeadline } from "../loop/call-deadline.js";
-import type { SessionInfo } from "../loop/session-info.js";
+import type { RoutedSession, SessionInfo } from "../loop/session-info.js";
+import type { McpCall } from "../mcp/mcp-call.js";
 import type { Services } from "../services.js";
 import type { HostLink } from "./link.js";
+
+type CallBase = Pick<NewCall, "tool" | "activationSeq" | "deadlineAt" | "origin">;
 
 /**
  * Routes tool calls to hosts. A call's tool_call_started commits first; when its host is connected
@@ -24,35 +34,58 @@ export class Dispatcher {
       const tool = session.tools.find((t) => t.name === tc.name);
       const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
       const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
-      const base = { tool: tc.name, activationSeq: activation, deadlineAt };
-      if (tool && (tool.env.type !== "host" || tool.env.url)) {
-        // Brain runs it itself (a component, an HTTP Environment descriptor, a tool the application
-        // serves over HTTP): a worker claims it through the job committed with this record.
-        const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "worker" } as const;
-        return { kind: "tool_call_started", payload, call };
-      }
-      const named = tool ? session.namedHosts[tool.env.name] : undefined;
-      if (named) {
-        // A named host: pending, and every server holding one of its replicas is told (the
-        // commit's host key) and claims its fair share for them.
-        const call = { ...base, hostId: named, connectionId: null, state: "pending", executor: "host" } as const;
-        return { kind: "tool_call_started", payload, call };
-      }
-      if (!tool || !session.hostId) {
-        const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "none" } as const;
-        return { kind: "tool_call_started", payload, call };
-      }
-      // Sent at once only to a connection serving the session; otherwise it waits for one.
-      const conn = this.rt.hosts.serving(session.hostId, session.id);
-      const call = {
-        ...base,
-        hostId: session.hostId,
-        connectionId: conn?.id ?? null,
-        state: conn ? "running" : "pending",
-        executor: "host",
-      } as const;
-      return { kind: "tool_call_started", payload, call };
+      return this.route(session, tool, payload, { tool: tc.name, activationSeq: activation, deadlineAt });
     });
+  }
+
+  /**
+   * The tool_call_started record of a call an MCP client makes: routed exactly like the model's,
+   * with the session's deadline, but outside any activation (`activation: null`) and with an
+   * `origin` naming the client, so the Agentloop leaves it out of the conversation.
+   */
+  planMcp(session: RoutedSession, call: McpCall, caller: number | null): NewRecord {
+    const tool = session.tools.find((t) => t.name === call.tool);
+    const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
+    const payload = {
+      tool: call.tool,
+      callId: call.callId,
+      input: call.input,
+      activation: null,
+      deadline: deadlineAt,
+      origin: call.origin,
+    };
+    return this.route(session, tool, payload, { tool: call.tool, activationSeq: null, deadlineAt, origin: "mcp" });
+  }
+
+  /** Who runs a call: a worker, a named host, the session's host (at once when connected here), or nobody. */
+  private route(session: RoutedSession, tool: ToolPlacement | undefined, payload: unknown, base: CallBase): NewRecord {
+    if (tool && (tool.env.type !== "host" || tool.env.url)) {
+      // Brain runs it itself (a component, an HTTP Environment descriptor, a tool the application
+      // serves over HTTP): a worker claims it through the job committed with this record.
+      const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "worker" } as const;
+      return { kind: "tool_call_started", payload, call };
+    }
+    const named = tool ? session.namedHosts[tool.env.name] : undefined;
+    if (named) {
+      // A named host: pending, and every server holding one of its replicas is told (the
+      // commit's host key) and claims its fair share for them.
+      const call = { ...base, hostId: named, connectionId: null, state: "pending", executor: "host" } as const;
+      return { kind: "tool_call_started", payload, call };
+    }
+    if (!tool || !session.hostId) {
+      const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "none" } as const;
+      return { kind: "tool_call_started", payload, call };
+    }
+    // Sent at once only to a connection serving the session; otherwise it waits for one.
+    const conn = this.rt.hosts.serving(session.hostId, session.id);
+    const call = {
+      ...base,
+      hostId: session.hostId,
+      connectionId: conn?.id ?? null,
+      state: conn ? "running" : "pending",
+      executor: "host",
+    } as const;
+    return { kind: "tool_call_started", payload, call };
   }
 
   /** Sends what the commit dispatched, and refuses calls to tools the session does not have. */

@@ -9,3 +9,6 @@ export interface SessionInfo {
   model: ModelConfig;
   tools: ToolPlacement[];
 }
+
+/** What routing a call needs of its session. */
+export type RoutedSession = Pick<SessionInfo, "id" | "hostId" | "namedHosts" | "tools">;

@@ -1,4 +1,5 @@
 import type { ModelMessage, ModelToolCall } from "@aexhq/brain-core/models";
+import { isMcpOrigin } from "../mcp/mcp-call.js";
 
 /**
  * A session's Agentloop state is a fold of its journal, nothing more: a server that restarts (or
@@ -176,6 +177,8 @@ export function fold(state: LoopState, record: JournalRecord): void {
       break;
     }
     case "tool_call_started": {
+      // An MCP client's call (Brain as an MCP server) belongs to no turn: the model never sees it.
+      if (isMcpOrigin(p)) break;
       const activation = Number(p.activation);
       state.calls.set(record.seq, {
         seq: record.seq,

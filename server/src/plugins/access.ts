@@ -34,12 +34,21 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /v1/sessions/:id/events": "session",
   "POST /v1/sessions/:id/cancel": "session",
   "POST /v1/sessions/:id/calls/:seq/cancel": "session",
+  // Brain as an MCP server; tasks are further scoped to the principal that created them.
+  "POST /v1/sessions/:id/mcp": "session",
+  "GET /v1/sessions/:id/mcp": "session",
+  "DELETE /v1/sessions/:id/mcp": "session",
   // Content-addressed: the digest names the bytes, so a caller that can name a component could
   // upload it too. Shared by every caller; nothing in it belongs to one application.
   "HEAD /v1/components/:sha256": "any",
   "PUT /v1/components/:sha256": "any",
   // Prometheus metrics, with BRAIN_METRICS=token (the default): they name every session's tools.
   "GET /metrics": "operator",
+  // The journal console reads every application's sessions, calls and hosts.
+  "GET /v1/console/sessions": "operator",
+  "GET /v1/console/calls": "operator",
+  "GET /v1/console/hosts": "operator",
+  "GET /v1/console/processes": "operator",
 };
 
 export function accessOf(method: string, url: string): Access | undefined {

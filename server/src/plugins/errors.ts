@@ -23,7 +23,8 @@ export function toBrainError(error: unknown): BrainError {
   if (error instanceof ZodError) {
     return new BrainError("invalid_request", undefined, error.issues.map(issueDetail));
   }
-  const e = error as FastifyError;
+  // Anything can be thrown, null included: read its fields only if it is an object.
+  const e = (typeof error === "object" && error !== null ? error : {}) as FastifyError;
   // Postgres data exceptions (SQLSTATE class 22: a NUL character, an invalid escape, a value out
   // of range) come from input that passed the schema but cannot be stored: nothing was written.
   if (isDataException(error)) {

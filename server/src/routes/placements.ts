@@ -13,6 +13,8 @@ export async function checkPlacements(
   tools: ToolPlacement[],
   environments: EnvironmentSpec[],
   allowedGrants: ReadonlySet<string>,
+  /** Whether MCP placements may appear: only in the list the server made from mcpServers. */
+  mcpPlaced = false,
 ): Promise<void> {
   const specs = new Map<string, EnvironmentSpec>();
   for (const e of environments) {
@@ -69,6 +71,16 @@ export async function checkPlacements(
         }
         break;
       }
+      case "mcp":
+        // Only the server places MCP tools (from the remote tools/list): a caller names the
+        // server in mcpServers and never writes an MCP placement (or its schemas) itself.
+        if (t.implementation?.type !== "mcp" || !mcpPlaced) {
+          throw new BrainError(
+            "invalid_placement",
+            `${t.name}: MCP tools are placed by naming their server in mcpServers (mcpTools(mcpEnv(...))).`,
+          );
+        }
+        break;
       case "http":
         if (t.implementation?.type !== "descriptor") {
           throw new BrainError(

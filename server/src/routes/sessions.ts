@@ -3,6 +3,9 @@ import {
   BrainError,
   CreateSessionBodySchema,
   ListSessionsQuerySchema,
+  MAX_TOOLS_PER_SESSION,
+  type McpImplementation,
+  type McpServerSpec,
   resolveCallerDeadline,
   type Session,
   type ToolPlacement,
@@ -20,6 +23,7 @@ import {
   sessionNamedHosts,
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
+import { placeMcpTools } from "../mcp/placements.js";
 import { ownerFilter, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { withIdempotency } from "./idempotent.js";
@@ -45,8 +49,18 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   app.post("/v1/sessions", async (request, reply) => {
     const body = parseInput(CreateSessionBodySchema, request.body);
     await checkPlacements(rt.sql, body.tools, body.environments ?? [], rt.config.allowedGrants);
-    const namedHosts = namedHostTools(body.tools, body.namedHosts ?? []);
-    if (hasHostTools(body.tools, new Set(namedHosts.keys())) && !body.hostId) throw new BrainError("host_required");
+    // MCP tools are placed from their servers' tools/list, then checked with the rest (names).
+    const mcp = await mcpPlacements(body.mcpServers ?? []);
+    const tools = mcp.length === 0 ? body.tools : [...body.tools, ...mcp];
+    if (tools.length > MAX_TOOLS_PER_SESSION) {
+      throw new BrainError(
+        "invalid_request",
+        `With its MCP tools the session has ${tools.length} tools; the limit is ${MAX_TOOLS_PER_SESSION}.`,
+      );
+    }
+    if (mcp.length > 0) await checkPlacements(rt.sql, tools, body.environments ?? [], rt.config.allowedGrants, true);
+    const namedHosts = namedHostTools(tools, body.namedHosts ?? []);
+    if (hasHostTools(tools, new Set(namedHosts.keys())) && !body.hostId) throw new BrainError("host_required");
     // Another application's host answers like a missing one: its existence is not revealed.
     if (body.hostId && !(await hostExists(rt.sql, body.hostId, ownerFilter(request.principal)))) {
       throw new BrainError("invalid_request", "No host is registered with that hostId.");
@@ -57,7 +71,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       hostId: body.hostId ?? null,
       tokenId: ownerOf(request.principal),
       model: storedModelConfig(body.model),
-      tools: body.tools,
+      tools,
       secrets: sealSessionSecrets(rt.secrets, id, body),
       environmentControl: body.environmentControl ?? null,
       namedHosts: { byName: namedHosts },
@@ -71,7 +85,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       ownerId: rt.serverId,
       created: {
         model: publicModelConfig(body.model),
-        tools: body.tools.map((t) => ({ name: t.name, env: t.env })),
+        tools: tools.map((t) => ({ name: t.name, env: t.env })),
+        // What each MCP server advertised at placement, journaled: the contract its calls run under.
+        ...(mcp.length > 0 ? { mcpTools: mcp.map(journaledMcpTool) } : {}),
         hostId: body.hostId ?? null,
         // Resolved once and journaled: every server applies the same absolute time to its calls.
         ...deadlineField(resolveCallerDeadline(body)),
@@ -138,6 +154,32 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
     rt.actors.get(id)?.stop("ended");
     return reply.status(204).send();
   });
+}
+
+/** The session's MCP placements, after refusing two servers under one name and too many tools. */
+async function mcpPlacements(servers: McpServerSpec[]): Promise<ToolPlacement[]> {
+  if (servers.length === 0) return [];
+  const names = new Set<string>();
+  for (const s of servers) {
+    if (names.has(s.name)) {
+      throw new BrainError("duplicate_environment", `Two MCP servers are named ${JSON.stringify(s.name)}.`);
+    }
+    names.add(s.name);
+  }
+  return placeMcpTools(servers);
+}
+
+function journaledMcpTool(t: ToolPlacement) {
+  const implementation = t.implementation as McpImplementation;
+  return {
+    name: t.name,
+    environment: t.env.name,
+    tool: implementation.tool,
+    taskSupport: implementation.taskSupport,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    outputSchema: t.outputSchema,
+  };
 }
 
 function deadlineField(deadline: number | null): { deadline?: number } {

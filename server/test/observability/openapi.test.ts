@@ -78,11 +78,15 @@ describe("the document covers the server", () => {
       const op = doc.paths[openApiPath(path)]![method.toLowerCase()]!;
       expect(route.errors.length, key).toBeGreaterThan(0);
       for (const [status, codes] of errorsByStatus(route)) {
+        type Code = { enum: string[] };
         const schema = op.responses[String(status)]?.content?.["application/json"]?.schema as {
-          properties: { error: { properties: { code: { enum: string[] } } } };
+          properties: { error: { properties: { code: Code; data?: { properties: { code: Code } } } } };
         };
         expect(schema, `${key} ${status}`).toBeDefined();
-        expect(schema.properties.error.properties.code.enum.sort()).toEqual([...codes].sort());
+        // The MCP endpoint's refusals are JSON-RPC errors carrying Brain's code as error.data.code.
+        const error = schema.properties.error.properties;
+        const listed = route.errorBody === "jsonrpc" ? error.data!.properties.code : error.code;
+        expect(listed.enum.sort()).toEqual([...codes].sort());
         for (const code of codes) {
           // Only API codes cross the wire as errors; outcome codes only where a route relays them.
           const known = ERROR_CODES[code];

@@ -1,69 +1,26 @@
 /**
- * One JSON POST from a worker to a URL an application serves, with the bounds a worker needs: the
- * request stops when `signal` aborts (deadline, call ended, shutdown), redirects are not followed,
- * and at most `maxBytes` of the answer are kept (the rest is not read). node:http rather than fetch:
- * fetch's own header and body timeouts (300 s) would cut long tool calls short.
+ * One JSON POST from a worker to a URL an application serves (an HTTP tool), with the bounds a
+ * worker needs: the request stops when `signal` aborts (deadline, call ended, shutdown), redirects
+ * are not followed, and at most `maxBytes` of the answer are kept. The request is runtime-core's
+ * httpExchange, the one client for what applications serve (HTTP Environments use it too).
  */
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { errorOutcome, type Outcome, storableText } from "@aexhq/brain-contracts";
 
-export interface PostAnswer {
-  status: number;
-  /** The answer's first `maxBytes` bytes. */
-  body: Buffer;
-  /** The answer was longer than `maxBytes`. */
-  overflow: boolean;
-}
+import { errorOutcome, type Outcome, storableText } from "@aexhq/brain-contracts";
+import { type HttpAnswer, httpExchange } from "@aexhq/brain-core/environments";
+
+export type PostAnswer = HttpAnswer;
 
 export function postJson(
   url: string,
   payload: unknown,
   options: { signal: AbortSignal; maxBytes: number },
 ): Promise<PostAnswer> {
-  const text = JSON.stringify(payload);
-  const target = new URL(url);
-  const send = target.protocol === "https:" ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = send(
-      target,
-      {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json",
-          "content-length": Buffer.byteLength(text),
-        },
-        signal: options.signal,
-      },
-      (res) => readBounded(res, options.maxBytes).then(resolve, reject),
-    );
-    req.on("error", reject);
-    req.end(text);
-  });
-}
-
-function readBounded(res: IncomingMessage, maxBytes: number): Promise<PostAnswer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const status = res.statusCode ?? 0;
-    res.on("data", (chunk: Buffer) => {
-      const room = maxBytes - size;
-      size += chunk.length;
-      if (chunk.length <= room) {
-        chunks.push(chunk);
-        return;
-      }
-      chunks.push(chunk.subarray(0, Math.max(room, 0)));
-      resolve({ status, body: Buffer.concat(chunks), overflow: true });
-      res.destroy();
-    });
-    res.on("end", () => resolve({ status, body: Buffer.concat(chunks), overflow: false }));
-    res.on("error", reject);
-    res.on("close", () => {
-      if (!res.complete) reject(new Error("the answer was cut short"));
-    });
+  return httpExchange(new URL(url), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(payload),
+    signal: options.signal,
+    maxBytes: options.maxBytes,
   });
 }
 

@@ -1,0 +1,61 @@
+import { Brain } from "@aexhq/brain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
+
+let db: TestDatabase;
+let x: InProcessBrain;
+let y: InProcessBrain;
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 20 });
+  x = await startBrain({ db });
+  y = await startBrain({ db });
+});
+afterAll(async () => {
+  await x?.close();
+  await y?.close();
+  await db?.drop();
+});
+
+describe("one Agentloop per session, fenced", () => {
+  it("after a takeover the previous owner's writes fail and it stops; the turn runs once, on the new owner", async () => {
+    const client = new Brain({ url: x.url, token: x.token });
+    try {
+      const session = await client.sessions.create({
+        model: { provider: "scripted", script: [{ text: "one" }, { text: "two" }] },
+      });
+      expect(await session.send("first")).toBe("one");
+      const before = x.app.brain.actors.get(session.id)!;
+      expect(before).toBeDefined();
+
+      // X is presumed dead (as after a long pause), and Y takes the session over.
+      await db.sql`UPDATE servers SET stopped_at = now() WHERE id = ${x.app.brain.serverId}`;
+      const taken = await y.app.brain.actors.resume(session.id);
+      expect(taken).not.toBeNull();
+      expect(taken!.epoch).toBeGreaterThan(before.epoch);
+
+      // X still thinks it owns the session: the message wakes it first, and its append is fenced.
+      const res = await fetch(`${x.url}/v1/sessions/${session.id}/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${x.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "second", wait: true }),
+      });
+      const answer = (await res.json()) as { sequence: number; activation: { text: string } };
+      expect(answer.activation.text).toBe("two");
+      expect(before.isStopped).toBe(true);
+      expect(x.app.brain.actors.get(session.id)).toBeUndefined();
+
+      const started = await db.sql`
+        SELECT seq FROM journal WHERE session_id = ${session.id} AND kind = 'activation_started'
+          AND (payload->>'message')::bigint = ${answer.sequence}`;
+      expect(started).toHaveLength(1);
+      const [models] = await db.sql`
+        SELECT count(*)::int AS n FROM journal WHERE session_id = ${session.id} AND kind = 'model_call_started'`;
+      expect(models!.n).toBe(2);
+      const [owner] = await db.sql`SELECT owner_id FROM sessions WHERE id = ${session.id}`;
+      expect(owner!.owner_id).toBe(y.app.brain.serverId);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+// The Agentloop's state is a fold of its journal: what a server (or the one taking a session
+// over) knows is exactly what replaying the records gives. No database: the records are written
+// here as the journal holds them.
+import { describe, expect, it } from "vitest";
+import { fold, initialState, type LoopState, roundSettled } from "../../src/loop/state.js";
+
+function replay(records: [kind: string, payload: unknown][]): LoopState {
+  const state = initialState();
+  records.forEach(([kind, payload], i) => {
+    fold(state, { seq: i + 1, kind, payload });
+  });
+  return state;
+}
+
+const call = (activation: number, tool: string, callId: string, extra: object = {}): [string, unknown] => [
+  "tool_call_started",
+  { activation, tool, callId, ...extra },
+];
+
+describe("the journal fold", () => {
+  it("starts a turn from its user message, with the turn's and the session's deadlines", () => {
+    const state = replay([
+      ["session_created", { deadline: 5_000 }],
+      ["user_message", { text: "hello", deadline: 4_000 }],
+      ["activation_started", { message: 2 }],
+    ]);
+    expect(state.sessionDeadline).toBe(5_000);
+    expect(state.messages).toEqual([]);
+    expect(state.activation).toMatchObject({ seq: 3, message: 2, deadline: 4_000, cancelled: false });
+    expect(state.conversation).toEqual([{ role: "user", content: "hello" }]);
+  });
+
+  it("ignores a record it has already folded (replay after a takeover is idempotent)", () => {
+    const state = replay([["user_message", { text: "once" }]]);
+    fold(state, { seq: 1, kind: "user_message", payload: { text: "once" } });
+    expect(state.messages).toHaveLength(1);
+    expect(state.lastSeq).toBe(1);
+  });
+
+  it("feeds a round's results to the model when the next model call starts, status first", () => {
+    const records: [string, unknown][] = [
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      ["model_call_started", { activation: 2, call: 3 }],
+      [
+        "model_call_ended",
+        { call: 3, response: { text: "calling", toolCalls: [{ id: "c1", name: "lookup", input: {} }] } },
+      ],
+      call(2, "lookup", "c1"),
+      ["tool_result", { call: 5, outcome: { status: "error", error: { code: "boom", message: "bad" } }, content: "x" }],
+      ["tool_call_ended", { call: 5, outcome: { status: "error" } }],
+    ];
+    const state = replay(records);
+    expect(state.open.size).toBe(0);
+    expect(roundSettled(state)).toBe(true);
+    fold(state, { seq: 8, kind: "model_call_started", payload: { activation: 2, call: 8 } });
+    const tool = state.conversation.at(-1);
+    expect(tool).toMatchObject({ role: "tool", toolCallId: "c1", name: "lookup" });
+    // The content never replaces the status: an error reads as an error.
+    expect(tool?.content).toBe('{"status":"error","error":{"code":"boom","message":"bad"}}\nx');
+    expect(state.modelCalls).toBe(2);
+    expect(state.activationModelCalls).toBe(2);
+  });
+
+  it("keeps a round open until every call has returned or ended", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      call(2, "a", "c1"),
+      call(2, "b", "c2"),
+      ["tool_returned", { call: 3 }],
+    ]);
+    expect(roundSettled(state)).toBe(false);
+    fold(state, { seq: 6, kind: "tool_returned", payload: { call: 4 } });
+    expect(roundSettled(state)).toBe(true);
+    expect([...state.open]).toEqual([3, 4]);
+  });
+
+  it("queues later results of a call the model has seen, and the next activation takes them", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      call(2, "watch", "c1"),
+      ["tool_returned", { call: 3 }],
+      ["model_call_started", { activation: 2, call: 5 }],
+      ["model_call_ended", { call: 5, response: { text: "waiting" } }],
+      ["activation_ended", {}],
+      ["tool_result", { call: 3, outcome: { status: "ok", value: 1 } }],
+      ["tool_call_ended", { call: 3, outcome: { status: "timeout" } }],
+    ]);
+    expect(state.backlog.map((o) => o.seq)).toEqual([8, 9]);
+    fold(state, { seq: 10, kind: "activation_started", payload: { observations: [8, 9] } });
+    expect(state.backlog).toEqual([]);
+    expect(state.activation?.message).toBeNull();
+    expect(state.conversation.at(-1)).toEqual({
+      role: "user",
+      content: 'Later tool results:\n[watch #3] {"status":"ok","value":1}\n[watch #3] {"status":"timeout"}',
+    });
+  });
+
+  it("does not count a tool's own model call as the Agentloop's, but charges it to the activation", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      ["model_call_started", { activation: 2, call: 3, origin: { type: "tool" } }],
+    ]);
+    expect(state.openModelCall).toBeNull();
+    expect(state.modelCalls).toBe(0);
+    expect(state.activationModelCalls).toBe(1);
+  });
+
+  it("marks the running turn cancelled, and a cancel with nothing running changes nothing", () => {
+    const idle = replay([["cancel_requested", {}]]);
+    expect(idle.activation).toBeNull();
+    const running = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      ["cancel_requested", {}],
+    ]);
+    expect(running.activation?.cancelled).toBe(true);
+  });
+
+  it("records each call's deadline, and ends with session_ended", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      call(2, "slow", "c1", { deadline: 9_000 }),
+      call(2, "free", "c2"),
+      ["session_ended", {}],
+    ]);
+    expect(state.calls.get(3)?.deadline).toBe(9_000);
+    expect(state.calls.get(4)?.deadline).toBeNull();
+    expect(state.ended).toBe(true);
+  });
+});
