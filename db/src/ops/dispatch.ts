@@ -21,6 +21,7 @@ export function claimPendingCalls(
   sessionIds: readonly string[] | null = null,
 ): WriteOp<DispatchedCall[]> {
   return {
+    notify: emptyKeys(),
     keys: emptyKeys,
     run: (tx) => {
       // Null: every session of the host (a connection that does not say which it serves).
@@ -63,6 +64,7 @@ export function claimWorkerCall(
   connectionId: string,
 ): WriteOp<ClaimedWorkerCall | null> {
   return {
+    notify: emptyKeys(),
     keys: emptyKeys,
     run: (tx) =>
       tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown }[]>`

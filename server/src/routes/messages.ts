@@ -23,6 +23,8 @@ function appendMessage(
 ): WriteOp<number> {
   const op = appendRecords(sessionId, [{ kind: "user_message", payload: messagePayload(text, deadline) }]);
   return {
+    // Its only follow-up (explaining a refusal) reads through the pool, not the transaction.
+    notify: op.notify,
     keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
     run: (tx) =>
       op.run(tx).then(async (r) => {
