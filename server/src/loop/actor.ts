@@ -113,8 +113,12 @@ export class SessionActor {
       // A step that wrote something may have left more to do (queued messages, a backlog).
       let progressed = first ? await first() : false;
       while ((this.dirty || progressed) && !this.stopped) {
+        // Only a wake means the journal holds something this actor has not folded: after its own
+        // appends (folded as written) it looks at its state again without reading. Records that
+        // wake nobody (emits) are read when the next append finds a gap in the sequence.
+        const woken = this.dirty;
         this.dirty = false;
-        await this.catchUp();
+        if (woken) await this.catchUp();
         progressed = await this.step();
         this.deadlines.sync(this.state);
       }
