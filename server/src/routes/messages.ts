@@ -100,7 +100,12 @@ async function waitForActivation(
     // Subscribe first, then look: an activation that ends in between is not missed. A local actor
     // says so directly; another server's, through NOTIFY and a query.
     const offBus = rt.bus.onSession(sessionId, (bits) => {
-      if (bits & (Touch.activationEnded | Touch.ended)) void check();
+      if (!(bits & (Touch.activationEnded | Touch.ended))) return;
+      // Looked at one microtask later: when this process's actor ended the activation, its notice
+      // (below) comes first, straight from the commit, and no query is needed.
+      queueMicrotask(() => {
+        if (!done) void check();
+      });
     });
     const offTurns = rt.turns.on(sessionId, (sequence, end) => {
       if (end.message === messageSeq) finish(activationResult(sequence, end));
