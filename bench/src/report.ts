@@ -93,53 +93,42 @@ export function ratios(figures: Figure[]): Ratio[] {
   push("call_roundtrip ÷ pg-boss", p50(figures, "turn_one_tool.call_roundtrip"), boss, "p50 ÷ pgboss_roundtrip p50");
   push("turn_one_tool ÷ pg-boss", p50(figures, "turn_one_tool"), boss, "p50 ÷ pgboss_roundtrip p50");
   push("tool_throughput ÷ pg-boss", rateOf(figures, "tool_throughput"), bossRate, "calls/s ÷ pg-boss calls/s");
+  const perCall = cpuPerCall(figures);
+  if (perCall !== undefined) {
+    out.push({
+      name: "CPU per tool call (ms)",
+      value: perCall,
+      how: "(server + host + postgres cores) ÷ tool_throughput calls/s",
+    });
+  }
   return out;
 }
 
-/** The issue's targets, each with its measured value; met is null when not measured in this run. */
-export function targets(figures: Figure[], ratioList: Ratio[]): Target[] {
+/** Milliseconds of CPU (server, host and Postgres together) per tool call under tool_throughput. */
+function cpuPerCall(figures: Figure[]): number | undefined {
+  const f = find(figures, "tool_throughput");
+  if (f?.kind !== "rate" || !f.cpu || f.rate <= 0) return undefined;
+  const cores = (f.cpu.server ?? 0) + (f.cpu.host ?? 0) + (f.cpu.postgres ?? 0);
+  return round((cores / f.rate) * 1000, 3);
+}
+
+/** The hot-path issue's targets (issue 14), each with its measured value; met is null when not measured in this run. */
+export function targets(ratioList: Ratio[]): Target[] {
   const out: Target[] = [];
-  const atMost = (label: string, v: number | undefined, limit: number, unit = "ms") =>
-    out.push({
-      target: `${label} ≤ ${limit} ${unit}`,
-      measured: v === undefined ? "not measured" : `${v} ${unit}`,
-      met: v === undefined ? null : v <= limit,
-    });
-  atMost("turn_text p50", p50(figures, "turn_text"), 3);
-  atMost("tool_dispatch p50", p50(figures, "tool_dispatch"), 1);
-  atMost("turn_one_tool p50 (incl. 5 ms window)", p50(figures, "turn_one_tool"), 9);
-  atMost("emit p50", p50(figures, "emit"), 1);
-  const tput = rateOf(figures, "tool_throughput");
-  out.push({
-    target: "tool_throughput ≥ 3000 calls/s",
-    measured: tput === undefined ? "not measured" : `${tput} calls/s`,
-    met: tput === undefined ? null : tput >= 3000,
-  });
   const r = (name: string) => ratioList.find((x) => x.name === name)?.value;
-  const vsBossRate = r("tool_throughput ÷ pg-boss");
-  out.push({
-    target: "throughput ≥ 3 × pgboss_roundtrip",
-    measured: vsBossRate === undefined ? "not measured" : `${vsBossRate} ×`,
-    met: vsBossRate === undefined ? null : vsBossRate >= 3,
-  });
-  const vsBoss = r("call_roundtrip ÷ pg-boss");
-  out.push({
-    target: "latency ≤ ⅓ of pgboss_roundtrip (tool call round trip)",
-    measured: vsBoss === undefined ? "not measured" : `${vsBoss} ×`,
-    met: vsBoss === undefined ? null : vsBoss <= 1 / 3,
-  });
-  const steps = ratioList.filter(
-    (x) => x.name.startsWith("step ") || ["emit ÷ floor", "tool_dispatch ÷ floor"].includes(x.name),
-  );
-  if (steps.length > 0) {
-    const worst = steps.reduce((a, b) => (b.value > a.value ? b : a));
-    const over = steps.filter((s) => s.value > 3).length;
+  const check = (target: string, v: number | undefined, ok: (v: number) => boolean, unit = "×") =>
     out.push({
-      target: "no step > 3 × its floor",
-      measured: `worst ${worst.value} × (${worst.name}); ${over} of ${steps.length} steps over 3 ×`,
-      met: over === 0,
+      target,
+      measured: v === undefined ? "not measured" : `${v} ${unit}`,
+      met: v === undefined ? null : ok(v),
     });
-  } else out.push({ target: "no step > 3 × its floor", measured: "not measured", met: null });
+  check("tool_throughput ≥ 5 × pgboss_roundtrip.throughput", r("tool_throughput ÷ pg-boss"), (v) => v >= 5);
+  check("tool_throughput ≥ 1 × floor_commit.notify_c8", r("tool_throughput ÷ notifying-commit cap"), (v) => v >= 1);
+  check("CPU per tool call ≤ 0.5 ms", r("CPU per tool call (ms)"), (v) => v <= 0.5, "ms");
+  check("turn_text p50 ≤ 2 × (commits × floor_commit)", r("turn_text ÷ floor"), (v) => v <= 2);
+  check("emit p50 ≤ 1.5 × floor_commit", r("emit ÷ floor"), (v) => v <= 1.5);
+  check("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener", r("tool_dispatch ÷ floor"), (v) => v <= 1.5);
+  check("call round trip ≤ ¼ of pgboss_roundtrip", r("call_roundtrip ÷ pg-boss"), (v) => v <= 0.25);
   return out;
 }
 

@@ -195,7 +195,7 @@ async function main(): Promise<number> {
   }
 
   const ratioList = ratios(figures);
-  const targetList = targets(figures, ratioList);
+  const targetList = targets(ratioList);
   const machine = machineInfo(ROOT);
   const report = {
     date: new Date().toISOString(),

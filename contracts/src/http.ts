@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CallerDeadlineFields } from "./deadlines.js";
 import { TOOL_NAME_PATTERN } from "./journal.js";
-import { MAX_MESSAGE_CHARS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
+import { MAX_MESSAGE_CHARS, MAX_MESSAGE_WAIT_MS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
 import { OutcomeSchema } from "./outcome.js";
 import { isStorableText } from "./storable.js";
 
@@ -270,6 +270,12 @@ export const PostMessageBodySchema = z.strictObject({
     .refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
   /** Hold the request until the activation this message starts has ended. */
   wait: z.boolean().default(false),
+  /**
+   * Hold the answer at most this long (ms) for the activation to end (`activation` null if it has
+   * not). The status line and a `Brain-Sequence` header (the message's sequence) are sent as soon
+   * as the message commits, so a client whose request breaks afterwards knows what to follow.
+   */
+  waitMs: z.number().int().min(1).max(MAX_MESSAGE_WAIT_MS).optional(),
   /**
    * A caller-owned deadline for the tool calls of the activation this message starts (`deadline`
    * or `timeoutMs`); it can only shorten the session's.

@@ -7,3 +7,6 @@ export const MAX_TOOLS_PER_SESSION = 128;
 export const MAX_SCRIPT_STEPS = 100_000;
 /** Largest delay a Node timer accepts; longer deadlines are re-armed in steps. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** The longest bounded wait (`waitMs`) a message post may ask for. */
+export const MAX_MESSAGE_WAIT_MS = 60_000;

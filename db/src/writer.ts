@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
-import type { ReservedSql, Sql, TransactionSql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import { type DatabaseAvailability, isConnectionError } from "./availability.js";
 import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
-import { openLane } from "./connect.js";
 import { resolveInDoubt } from "./in-doubt.js";
+import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./writer-lane.js";
 
 /**
  * One write: a single SQL statement (usually a data-modifying CTE) and the keys it touches.
@@ -20,6 +20,13 @@ export interface WriteOp<R> {
    * its own, in queue order, so it cannot reorder other writes.
    */
   exclusive?: boolean;
+  /**
+   * Keys known before running, for the NOTIFY: every key `keys` could return (a superset; a write
+   * that wrote nothing only wakes other processes for nothing). An op that has them issues all of
+   * its statements synchronously in `run` and none after, so a batch made only of such ops goes
+   * out in one round trip: BEGIN, the mark, the statements, the NOTIFY and COMMIT.
+   */
+  notify?: CommitKeys;
 }
 
 interface Queued {
@@ -66,15 +73,6 @@ export interface FlushInfo {
 const DEADLOCK = "40P01";
 const SERIALIZATION = "40001";
 
-/** The writer's own connection: a one-connection pool, marked dead the moment its socket closes. */
-interface Lane {
-  pool: Sql;
-  conn: Promise<ReservedSql>;
-  dead: boolean;
-  /** Its backend, to end it when the lane is abandoned (pid and start: pids are reused). */
-  backend?: { pid: number; start: string };
-}
-
 /** The connection failed before COMMIT was sent, or the database says the transaction aborted. */
 class NotCommitted extends Error {
   constructor(override readonly cause: unknown) {
@@ -89,12 +87,14 @@ class NotCommitted extends Error {
  * are shared by everything in flight. If a batch fails, its writes are retried one by one so that a
  * bad write fails alone.
  *
- * A batch takes two round trips on the writer's own connection: BEGIN, the writer's mark (its row in
- * writer_marks set to the batch's own id) and every statement, pipelined; then the NOTIFY and
- * COMMIT. So when the connection dies, the writer always knows where: before COMMIT was sent,
- * nothing was written and the batch is tried once more on a new connection (a terminated backend,
- * a restart that is already over); after, the mark says whether it committed (see in-doubt.ts), and
- * the batch is either known committed (its results are already in hand) or known not, and never
+ * Every batch sets the writer's mark (its row in writer_marks) to the batch's own id, inside the
+ * batch. A batch whose every write knows its keys in advance (`notify`) is one round trip on the
+ * writer's own connection: BEGIN, the mark, the statements, the NOTIFY and COMMIT, pipelined. Any
+ * other batch takes two: BEGIN, the mark and the statements; then the NOTIFY (from what the
+ * statements wrote) and COMMIT. When the connection dies before COMMIT was sent, nothing was
+ * written and the batch is tried once more on a new connection (a terminated backend, a restart
+ * that is already over); after, the mark says whether it committed (see in-doubt.ts), and the
+ * batch is either known committed (its results are already in hand) or known not, and never
  * applied twice. While the database is away,
  * writes fail at once with `database_unavailable`; only a batch whose fate the database never
  * comes back to tell fails with `commit_unknown`.
@@ -108,7 +108,7 @@ export class JournalWriter {
   private readonly id = randomUUID();
   private marked = false;
   /** NOTIFYs of the transaction last sent (read by commitBatch for the observer). */
-  private notifies = 0;
+  private lastNotifies = 0;
   /** Statistics for benchmarks and diagnostics. */
   readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0, stalls: 0 };
 
@@ -163,7 +163,7 @@ export class JournalWriter {
       this.stats.writes += batch.length;
       for (const [i, q] of batch.entries()) q.resolve(results[i]);
       this.announce(keys);
-      this.observe({ writes: batch.length, notifies: this.notifies, ms: performance.now() - started });
+      this.observe({ writes: batch.length, notifies: this.lastNotifies, ms: performance.now() - started });
     } catch (error) {
       // One by one only helps against a bad statement; against the database itself it would not.
       if (batch.length === 1 || error instanceof BrainError) {
@@ -225,40 +225,73 @@ export class JournalWriter {
       throw new NotCommitted(this.abandon(lane, error));
     }
     if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
-    const begin = c`BEGIN`.execute();
     const batch = randomUUID();
-    const mark = c`UPDATE writer_marks SET batch = ${batch}, at = now() WHERE writer_id = ${this.id}`.execute();
-    const first = await Promise.allSettled([begin, mark, ...ops.map((op) => op.run(c))]);
-    const failed = first.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    const begin = [
+      c`BEGIN`.execute(),
+      c`UPDATE writer_marks SET batch = ${batch}, at = now() WHERE writer_id = ${this.id}`.execute(),
+    ];
+    if (ops.every((op) => op.notify !== undefined)) {
+      // One round trip: the NOTIFY carries the keys the writes announced in advance.
+      const announced = emptyKeys();
+      for (const op of ops) mergeKeys(announced, op.notify!);
+      const sent = [...begin, ...ops.map((op) => op.run(c)), ...this.notifies(c, announced), c`COMMIT`.execute()];
+      const results = await this.finish(lane, batch, await settle(lane, sent), ops.length);
+      for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
+      return results;
+    }
+    // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
+    // lost in the first is known not to have committed.
+    const first = await settle(lane, [...begin, ...ops.map((op) => op.run(c))]);
+    const failed = firstFailure(first);
+    if (first.lost || (failed && (lane.dead || isConnectionError(failed.reason)))) {
+      throw new NotCommitted(this.abandon(lane, failed?.reason ?? new Error("the writer's connection closed")));
+    }
     if (failed) {
-      if (lane.dead || isConnectionError(failed.reason)) throw new NotCommitted(this.abandon(lane, failed.reason));
       await c`ROLLBACK`.execute().catch(() => {});
       throw failed.reason;
     }
-    const results = first.slice(2).map((r) => (r as PromiseFulfilledResult<unknown>).value);
+    const results = first.results.slice(2).map((r) => (r as PromiseFulfilledResult<unknown>).value);
     for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
-    const notifies = encodeKeys(this.options.origin, keys).map((p) =>
-      c`SELECT pg_notify(${this.options.channel}, ${p})`.execute(),
-    );
-    this.notifies = notifies.length;
-    const second = await Promise.allSettled([...notifies, c`COMMIT`.execute()]);
-    const lost = second.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (lost) {
-      if (!lane.dead && !isConnectionError(lost.reason)) {
-        await c`ROLLBACK`.execute().catch(() => {});
-        throw lost.reason;
-      }
-      // COMMIT was sent (or was about to be): only the database can say what happened.
-      this.abandon(lane, lost.reason);
-      this.stats.inDoubt++;
-      const fate = await resolveInDoubt(this.sql, this.id, batch, this.options.inDoubtMs ?? 15_000);
-      if (fate === "committed") return results;
-      if (fate === "aborted") throw new NotCommitted(lost.reason);
-      throw new BrainError("commit_unknown", undefined, { batch });
+    const second = await settle(lane, [...this.notifies(c, keys), c`COMMIT`.execute()]);
+    return this.finish(lane, batch, { results: [...first.results, ...second.results], lost: second.lost }, ops.length);
+  }
+
+  private notifies(c: TransactionSql, keys: CommitKeys): Promise<unknown>[] {
+    const payloads = encodeKeys(this.options.origin, keys);
+    this.lastNotifies = payloads.length;
+    return payloads.map((p) => c`SELECT pg_notify(${this.options.channel}, ${p})`.execute());
+  }
+
+  /**
+   * The batch's results once its COMMIT was sent (`s`: BEGIN, the mark, the writes, the NOTIFY and
+   * COMMIT, in order). A write that fails aborts the transaction, and Postgres answers the COMMIT
+   * with ROLLBACK: nothing of the batch is kept. A connection lost before the COMMIT's answer
+   * leaves the batch in doubt, and the writer's mark decides.
+   */
+  private async finish(lane: Lane, batch: string, s: Settled, writes: number): Promise<unknown[]> {
+    const commit = s.results[s.results.length - 1];
+    const failed = firstFailure(s);
+    const results = s.results.slice(2, 2 + writes).map((r) => (r?.status === "fulfilled" ? r.value : undefined));
+    if (commit?.status === "fulfilled") {
+      const command = (commit.value as { command?: string } | undefined)?.command;
+      if (command === "COMMIT" && !failed) return results;
+      // Answered ROLLBACK: the first failure in pipeline order is the cause, the rest its echo.
+      throw failed ? failed.reason : new Error(`journal batch was not committed (${command})`);
     }
-    const committed = (second[second.length - 1] as PromiseFulfilledResult<{ command?: string }>).value;
-    if (committed?.command !== "COMMIT") throw new Error(`journal batch was not committed (${committed?.command})`);
-    return results;
+    const reason = commit?.reason ?? failed?.reason ?? new Error("the writer's connection closed");
+    if (!s.lost && !lane.dead && !isConnectionError(reason)) {
+      // COMMIT itself refused (a deferred check): the transaction is over and nothing was kept.
+      throw failed ? failed.reason : reason;
+    }
+    // Only the database can say what happened.
+    this.abandon(lane, reason);
+    this.stats.inDoubt++;
+    const fate = await resolveInDoubt(this.sql, this.id, batch, this.options.inDoubtMs ?? 15_000);
+    if (fate === "aborted") throw new NotCommitted(reason);
+    // Committed, but a write's answer was lost with the connection: what it returned is unknown.
+    const answered = s.results.slice(2, 2 + writes).every((r) => r?.status === "fulfilled");
+    if (fate === "committed" && answered) return results;
+    throw new BrainError("commit_unknown", undefined, { batch });
   }
 
   /**
@@ -267,7 +300,7 @@ export class JournalWriter {
    * driver rejects nothing that reaches a closing connection after an error). Returns `cause`.
    */
   private abandon(lane: Lane, cause: unknown): unknown {
-    lane.dead = true;
+    lane.kill();
     // A backend that is still alive (a stalled statement, a socket that broke on our side only)
     // would keep its transaction and its row locks, this writer's mark among them, until it
     // noticed: every later batch would wait behind it. Ended at once instead, when it can be.
@@ -298,22 +331,7 @@ export class JournalWriter {
     // A dead connection is abandoned, never released: postgres.js would hand it out again with
     // no socket, and the next write on it would crash the process from inside the driver.
     if (this.lane) void this.lane.pool.end({ timeout: 0 }).catch(() => {});
-    const lane = { dead: false } as Lane;
-    lane.pool = openLane(this.sql, "brain-writer", {
-      onClose: () => {
-        lane.dead = true;
-      },
-    });
-    lane.conn = lane.pool.reserve().then(async (c) => {
-      // As text: a Date would lose the microseconds and never match again.
-      const [me] = await c<{ pid: number; start: string }[]>`
-        SELECT pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
-      lane.backend = me;
-      return c;
-    });
-    lane.conn.catch(() => {
-      lane.dead = true;
-    });
+    const lane = openWriterLane(this.sql);
     this.lane = lane;
     return lane;
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { channelFor, JournalWriter, type WriteOp } from "@aexhq/brain-db";
+import { channelFor, emptyKeys, JournalWriter, type WriteOp } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { until } from "../../testkit/wait.js";
@@ -18,9 +18,15 @@ function writer(stallMs?: number): JournalWriter {
   return w;
 }
 
-/** One probe row; `run` issues its statement before its first await, as the writer requires. */
-function probe(tag: string): WriteOp<number> {
+/**
+ * One probe row; `run` issues its statement before its first await, as the writer requires. With
+ * `oneTrip`, it announces its keys in advance, so a batch of such probes is sent in one round trip
+ * (BEGIN, mark, statements, NOTIFY, COMMIT); without, in two (the NOTIFY and COMMIT after the
+ * statements' answers).
+ */
+function probe(tag: string, oneTrip = false): WriteOp<number> {
   return {
+    ...(oneTrip ? { notify: emptyKeys() } : {}),
     keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
     run: (tx) =>
       tx<{ id: number }[]>`INSERT INTO writer_probe (tag) VALUES (${tag}) RETURNING id`.then((r) => r[0]!.id),
@@ -48,10 +54,17 @@ beforeAll(async () => {
   // counts the kills, since it is not rolled back with the transaction it aborts.
   await db.sql.unsafe(`
     CREATE SEQUENCE writer_probe_kills;
+    CREATE SEQUENCE writer_probe_kills_one_trip;
     CREATE FUNCTION writer_probe_kill() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      IF NEW.tag = 'doomed' AND nextval('writer_probe_kills') = 1 THEN
-        PERFORM pg_terminate_backend(pg_backend_pid());
+      IF NEW.tag = 'doomed' THEN
+        IF nextval('writer_probe_kills') = 1 THEN
+          PERFORM pg_terminate_backend(pg_backend_pid());
+        END IF;
+      ELSIF NEW.tag = 'doomed-one-trip' THEN
+        IF nextval('writer_probe_kills_one_trip') = 1 THEN
+          PERFORM pg_terminate_backend(pg_backend_pid());
+        END IF;
       END IF;
       RETURN NULL;
     END $$;
@@ -105,5 +118,61 @@ describe("the writer's connection dies", () => {
     await expect(w.submit(probe("after-stall"))).resolves.toBeGreaterThan(0);
     expect(await count("stalled")).toBe(0);
     expect(await count("after-stall")).toBe(1);
+  });
+});
+
+describe("the writer's connection dies under a one-round-trip batch", () => {
+  it("during COMMIT: the mark decides, and the batch is applied exactly once", async () => {
+    const w = writer();
+    const batch = [
+      w.submit(probe("doomed-one-trip", true)),
+      w.submit(probe("beside-one-trip", true)),
+      w.submit(probe("beside-one-trip", true)),
+    ];
+    await expect(Promise.all(batch)).resolves.toHaveLength(3);
+    expect(w.stats.inDoubt).toBe(1);
+    expect(await count("doomed-one-trip")).toBe(1);
+    expect(await count("beside-one-trip")).toBe(2);
+    const [kills] = await db.sql<{ n: number }[]>`SELECT last_value::int AS n FROM writer_probe_kills_one_trip`;
+    expect(kills!.n).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a failing statement fails alone: the rest of its batch commits, nothing of it is kept", async () => {
+    const w = writer();
+    const bad: WriteOp<number> = {
+      notify: emptyKeys(),
+      keys: emptyKeys,
+      run: (tx) =>
+        tx<{ id: number }[]>`INSERT INTO writer_probe (id, tag) VALUES (-1, NULL) RETURNING id`.then((r) => r[0]!.id),
+    };
+    const results = await Promise.allSettled([
+      w.submit(probe("next-to-bad", true)),
+      w.submit(bad),
+      w.submit(probe("next-to-bad", true)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(w.stats.fallbacks).toBeGreaterThanOrEqual(1);
+    expect(await count("next-to-bad")).toBe(2);
+    for (let i = 0; i < 20; i++) await w.submit(probe("one-trip-later", true));
+    expect(await count("one-trip-later")).toBe(20);
+  });
+
+  it("stops answering: cut, resolved through the mark as not committed, tried once more, then unavailable", async () => {
+    const w = writer(500);
+    const stuck: WriteOp<number> = {
+      notify: emptyKeys(),
+      keys: emptyKeys,
+      run: (tx) =>
+        tx<
+          { id: number }[]
+        >`INSERT INTO writer_probe (tag) SELECT 'stalled-one-trip' FROM pg_sleep(30) RETURNING id`.then(
+          (r) => r[0]!.id,
+        ),
+    };
+    await expect(w.submit(stuck)).rejects.toMatchObject({ code: "database_unavailable" });
+    expect(w.stats.stalls).toBe(2);
+    await expect(w.submit(probe("after-stall-one-trip", true))).resolves.toBeGreaterThan(0);
+    expect(await count("stalled-one-trip")).toBe(0);
+    expect(await count("after-stall-one-trip")).toBe(1);
   });
 });

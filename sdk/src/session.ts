@@ -4,7 +4,6 @@ import {
   CancelTurnResultSchema,
   type JournalEvent,
   PostMessageBodySchema,
-  PostMessageResultSchema,
   type Session as SessionInfo,
   SessionSchema,
 } from "./contracts.js";
@@ -12,7 +11,7 @@ import type { HostConnection } from "./host-connection.js";
 import type { HttpClient } from "./http-client.js";
 import { ndjsonLines } from "./ndjson.js";
 import { parseEvent } from "./parse-event.js";
-import { awaitTurn } from "./turn.js";
+import { answerTurn, SEND_WAIT_MS } from "./turn.js";
 
 export type { SessionInfo };
 
@@ -78,17 +77,17 @@ export class Session {
     const { deadline, timeoutMs } = options;
     const body = PostMessageBodySchema.safeParse({ text, deadline, timeoutMs });
     if (!body.success) throw new BrainError("invalid_request", "The message is invalid.", body.error.issues);
-    const answer = await this.#deps.http.request("POST", `${this.#path()}/messages`, {
+    const response = await this.#deps.http.fetch("POST", `${this.#path()}/messages`, {
       body: {
         text: body.data.text,
+        waitMs: SEND_WAIT_MS,
         ...(deadline === undefined ? {} : { deadline }),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       },
       idempotencyKey: options.idempotencyKey,
-      schema: PostMessageResultSchema,
       signal: options.signal,
     });
-    return awaitTurn(this.#deps.http, this.#path(), answer.sequence, options.signal);
+    return answerTurn(this.#deps.http, this.#path(), response, options.signal);
   }
 
   /**

@@ -1,5 +1,12 @@
 import { Backoff } from "./backoff.js";
-import { BrainError, type ErrorCode, isErrorCode, type JournalEvent } from "./contracts.js";
+import {
+  type ActivationResult,
+  BrainError,
+  type ErrorCode,
+  isErrorCode,
+  type JournalEvent,
+  PostMessageResultSchema,
+} from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 import { ndjsonLines } from "./ndjson.js";
 import { readEvent } from "./parse-event.js";
@@ -19,8 +26,47 @@ const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
   "database_unavailable",
 ]);
 
+/**
+ * How long `send` lets Brain hold the answer to its message for the turn to end (`waitMs`): a
+ * turn that ends sooner is answered by that one request; a longer one by the event stream.
+ */
+export const SEND_WAIT_MS = 10_000;
+
 /** The journal answered the turn: with its text, or with the error `send` rejects with. */
 type Verdict = { text: string } | { error: BrainError };
+
+/**
+ * The answer to `send`, from the response to its message post (`waitMs`, see SEND_WAIT_MS): the
+ * activation when it ended within the wait, else the event stream from the message's sequence.
+ * The sequence arrives in the headers as soon as the message has committed, so a body that breaks
+ * afterwards (a timeout, a restart) still leaves the turn to follow; nothing is posted twice.
+ */
+export async function answerTurn(
+  http: HttpClient,
+  sessionPath: string,
+  response: Response,
+  signal?: AbortSignal,
+): Promise<string> {
+  const header = Number(response.headers.get("brain-sequence") ?? Number.NaN);
+  let sequence = Number.isSafeInteger(header) && header > 0 ? header : null;
+  try {
+    const answer = PostMessageResultSchema.safeParse(await response.json());
+    if (answer.success) {
+      sequence = answer.data.sequence;
+      const activation = answer.data.activation;
+      if (activation) {
+        const verdict = verdictOf(activation, sequence);
+        if ("error" in verdict) throw verdict.error;
+        return verdict.text;
+      }
+    }
+  } catch (err) {
+    if (err instanceof BrainError || signal?.aborted) throw err;
+    // The body broke after the headers: the message is in; its turn is followed below.
+  }
+  if (sequence === null) throw new BrainError("request_failed", `POST ${sessionPath}/messages: unexpected answer.`);
+  return awaitTurn(http, sessionPath, sequence, signal);
+}
 
 /**
  * Waits for the end of the activation a user message started, by following the session's event
@@ -76,10 +122,18 @@ function judge(event: JournalEvent, messageSeq: number): Verdict | null {
     return { error: new BrainError("turn_cancelled", "The session ended before the turn finished.") };
   }
   if (event.kind !== "activation_ended" || p.message !== messageSeq) return null;
-  const details = { sequence: event.sequence, message: messageSeq };
-  if (p.status === "completed") return { text: typeof p.text === "string" ? p.text : "" };
-  if (p.status === "cancelled") return { error: new BrainError("turn_cancelled", "The turn was cancelled.", details) };
-  const error = (p.error ?? {}) as { code?: unknown; message?: unknown };
+  return verdictOf({ sequence: event.sequence, status: p.status, text: p.text, error: p.error }, messageSeq);
+}
+
+/** What an ended activation (a journal record, or the answer to a message post) means for `send`. */
+function verdictOf(
+  a: Pick<ActivationResult, "sequence"> & { status: unknown; text: unknown; error?: unknown },
+  messageSeq: number,
+): Verdict {
+  const details = { sequence: a.sequence, message: messageSeq };
+  if (a.status === "completed") return { text: typeof a.text === "string" ? a.text : "" };
+  if (a.status === "cancelled") return { error: new BrainError("turn_cancelled", "The turn was cancelled.", details) };
+  const error = (a.error ?? {}) as { code?: unknown; message?: unknown };
   const message = typeof error.message === "string" ? error.message : "The turn failed.";
   if (isErrorCode(error.code)) return { error: new BrainError(error.code, message, details) };
   // A journal written before every failure carried a code, or a code this SDK does not know.

@@ -77,6 +77,7 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
   }
   touched.sessions.set(sessionId, bits);
   return {
+    notify: touched,
     keys: (result) => (result.records.length === 0 ? emptyKeys() : touched),
     run: (tx) =>
       tx<{ seq: number; kind: string; created_at: Date }[]>`

@@ -97,6 +97,7 @@ export function transitionCall(
   const touched = emptyKeys();
   touched.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
   return {
+    notify: touched,
     keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
     run: (tx) =>
       tx<{ seq: number | null; over_budget: boolean }[]>`

@@ -20,6 +20,7 @@ export function claimPendingCalls(
   sessionIds: readonly string[] | null = null,
 ): WriteOp<DispatchedCall[]> {
   return {
+    notify: emptyKeys(),
     keys: emptyKeys,
     run: (tx) => {
       // Null: every session of the host (a connection that does not say which it serves).
@@ -62,6 +63,7 @@ export function claimWorkerCall(
   connectionId: string,
 ): WriteOp<ClaimedWorkerCall | null> {
   return {
+    notify: emptyKeys(),
     keys: emptyKeys,
     run: (tx) =>
       tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown; resume: unknown }[]>`

@@ -20,6 +20,7 @@ export function refuseEmission(sessionId: string, call: number, kind: string, by
   const touched = emptyKeys();
   touched.sessions.set(sessionId, Touch.other);
   return {
+    notify: touched,
     keys: (r): CommitKeys => (r.seq === null ? emptyKeys() : touched),
     run: (tx) => refuseEmissionIn(tx, sessionId, call, kind, bytes),
   };

@@ -68,7 +68,7 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
   touched.sessions.set(s.id, Touch.other);
   const insert = insertSession(s);
   const named = s.namedHosts;
-  if (!named || named.byName.size === 0) return { keys: () => touched, run: insert };
+  if (!named || named.byName.size === 0) return { notify: touched, keys: () => touched, run: insert };
   return {
     exclusive: true,
     keys: () => touched,

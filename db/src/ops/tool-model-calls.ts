@@ -46,6 +46,7 @@ export function startToolModelCall(
   const connectionId = "connectionId" in ref ? ref.connectionId : null;
   const touched = notified(ref.sessionId);
   return {
+    notify: touched,
     keys: (r) => (r.seq === null ? emptyKeys() : touched),
     run: (tx) =>
       tx<
@@ -112,6 +113,7 @@ export function startToolModelCall(
 export function endToolModelCall(sessionId: string, seq: number, payload: unknown): WriteOp<number | null> {
   const touched = notified(sessionId);
   return {
+    notify: touched,
     keys: (r) => (r === null ? emptyKeys() : touched),
     run: (tx) =>
       tx<{ seq: number | null }[]>`

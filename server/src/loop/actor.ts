@@ -13,6 +13,7 @@ import type { FoldedRecord } from "../metrics/sink.js";
 import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
+import { announcedAsLoop } from "./own-message.js";
 import type { SessionInfo } from "./session-info.js";
 import { fold, initialState, type LoopState, roundSettled } from "./state.js";
 import type { TurnEnd, TurnError } from "./turns.js";
@@ -102,6 +103,7 @@ export class SessionActor {
             { kind: "activation_started", payload: { cause: "user_message", message: rel(-1) } },
           ],
           (written) => resolve(written ? written[0]!.seq : null),
+          true,
         );
         return outcome === "ended";
       }).finally(() => resolve(null));
@@ -122,8 +124,12 @@ export class SessionActor {
       // A step that wrote something may have left more to do (queued messages, a backlog).
       let progressed = first ? await first() : false;
       while ((this.dirty || progressed) && !this.stopped) {
+        // Only a wake means the journal holds something this actor has not folded: after its own
+        // appends (folded as written) it looks at its state again without reading. Records that
+        // wake nobody (emits) are read when the next append finds a gap in the sequence.
+        const woken = this.dirty;
         this.dirty = false;
-        await this.catchUp();
+        if (woken) await this.catchUp();
         progressed = await this.step();
         this.deadlines.sync(this.state);
       }
@@ -212,12 +218,16 @@ export class SessionActor {
     this.rt.metrics.record(record);
   }
 
-  /** Appends with the fencing epoch and folds what was written; false when fenced or ended. */
-  private async append(records: NewRecord[]): Promise<Appended[] | null> {
+  /**
+   * Appends with the fencing epoch and folds what was written; false when fenced or ended.
+   * `ownMessage`: the records carry a user message this actor takes itself (see announcedAsLoop).
+   */
+  private async append(records: NewRecord[], ownMessage = false): Promise<Appended[] | null> {
     const deadlines = records.flatMap((r) =>
       r.call?.deadlineAt != null && r.call.state !== "ended" ? [r.call.deadlineAt] : [],
     );
     let op = appendRecords(this.session.id, records, { epoch: this.epoch });
+    if (ownMessage) op = announcedAsLoop(this.session.id, op);
     op = withWorkerJobs(this.rt.boss, this.session.id, records, op);
     if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
     const result = await this.rt.writer.submit(op);
@@ -244,6 +254,7 @@ export class SessionActor {
   private async callModel(
     start: NewRecord[],
     onStarted?: (written: Appended[] | null) => void,
+    ownMessage = false,
   ): Promise<"dispatched" | "ended" | "stopped"> {
     const wake = start.length === 0 && this.lastWindow ? { wake: this.lastWindow } : {};
     this.lastWindow = null;
@@ -259,10 +270,10 @@ export class SessionActor {
       return "ended";
     }
     const activation = opensActivation ? rel(-1) : this.state.activation!.seq;
-    const written = await this.append([
-      ...start,
-      { kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation, ...wake } },
-    ]);
+    const written = await this.append(
+      [...start, { kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation, ...wake } }],
+      ownMessage,
+    );
     onStarted?.(written);
     if (!written) return "stopped";
     const callSeq = written[written.length - 1]!.seq;

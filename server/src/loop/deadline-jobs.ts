@@ -37,6 +37,7 @@ export class DeadlineJobs {
     return {
       keys: op.keys,
       exclusive: op.exclusive,
+      // No `notify`: pg-boss's send may await before its statement, so the batch takes two round trips.
       run: (tx) => {
         const main = op.run(tx);
         const jobs = buckets.map((b) => enqueueDeadlineJob(this.boss, tx, b));

@@ -1,3 +1,4 @@
+import { PassThrough } from "node:stream";
 import {
   type ActivationResult,
   BrainError,
@@ -6,7 +7,7 @@ import {
   resolveCallerDeadline,
 } from "@aexhq/brain-contracts";
 import { appendRecords, sessionStatus, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { messagePayload } from "../loop/actor.js";
 import type { TurnEnd } from "../loop/turns.js";
 import { parseInput } from "../plugins/validate.js";
@@ -23,6 +24,8 @@ function appendMessage(
 ): WriteOp<number> {
   const op = appendRecords(sessionId, [{ kind: "user_message", payload: messagePayload(text, deadline) }]);
   return {
+    // Its only follow-up (explaining a refusal) reads through the pool, not the transaction.
+    notify: op.notify,
     keys: (seq) => op.keys({ records: seq > 0 ? [{ seq, kind: "user_message", createdAt: new Date() }] : [] }),
     run: (tx) =>
       op.run(tx).then(async (r) => {
@@ -40,20 +43,34 @@ function activationResult(sequence: number, end: TurnEnd): ActivationResult {
   return result;
 }
 
-/** Resolves with the activation a message started once it has ended; null if the client left. */
+/** How a request waits for its message's activation. */
+interface WaitSpec {
+  /** This request appended the message just now: its activation cannot have ended yet. */
+  fresh: boolean;
+  /** Give up (null) after this long; undefined: until it ends. */
+  withinMs?: number | undefined;
+}
+
+/**
+ * Resolves with the activation a message started once it has ended; null if the client left or
+ * the bounded wait ran out.
+ */
 async function waitForActivation(
   rt: Pick<Services, "sql" | "bus" | "turns" | "closing">,
   request: FastifyRequest,
   sessionId: string,
   messageSeq: number,
+  spec: WaitSpec,
 ): Promise<ActivationResult | null> {
   return new Promise((resolve, reject) => {
     let done = false;
     let checking = false;
     let again = false;
+    const timer = spec.withinMs === undefined ? undefined : setTimeout(() => finish(null), spec.withinMs);
     const finish = (value: ActivationResult | null, error?: unknown) => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       unsubscribe();
       request.raw.off("close", onClose);
       rt.closing.removeEventListener("abort", onShutdown);
@@ -83,7 +100,12 @@ async function waitForActivation(
     // Subscribe first, then look: an activation that ends in between is not missed. A local actor
     // says so directly; another server's, through NOTIFY and a query.
     const offBus = rt.bus.onSession(sessionId, (bits) => {
-      if (bits & (Touch.activationEnded | Touch.ended)) void check();
+      if (!(bits & (Touch.activationEnded | Touch.ended))) return;
+      // Looked at one microtask later: when this process's actor ended the activation, its notice
+      // (below) comes first, straight from the commit, and no query is needed.
+      queueMicrotask(() => {
+        if (!done) void check();
+      });
     });
     const offTurns = rt.turns.on(sessionId, (sequence, end) => {
       if (end.message === messageSeq) finish(activationResult(sequence, end));
@@ -97,8 +119,38 @@ async function waitForActivation(
       finish(null, new BrainError("not_ready", "The server is shutting down; the turn goes on."));
     request.raw.on("close", onClose);
     rt.closing.addEventListener("abort", onShutdown, { once: true });
-    void check();
+    // A message this request has just appended: nothing can have answered it yet (the commit's
+    // acknowledgement and this subscription happen without any I/O in between), so no query.
+    if (!spec.fresh) void check();
   });
+}
+
+/**
+ * The bounded wait (`waitMs`): the status line and the message's sequence leave at once, in the
+ * headers (with one byte of JSON whitespace, which sends them); the answer follows when the
+ * activation ends or the wait runs out. Whatever happens after the headers, the body is the
+ * ordinary answer with `activation` null: the client follows the event stream from there.
+ */
+function answerBounded(
+  rt: Pick<Services, "sql" | "bus" | "turns" | "closing">,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessionId: string,
+  sequence: number,
+  spec: WaitSpec,
+) {
+  const body = new PassThrough();
+  body.write(" ");
+  const answer = (activation: ActivationResult | null) => {
+    const result: PostMessageResult = { sequence, activation };
+    body.end(JSON.stringify(result));
+  };
+  waitForActivation(rt, request, sessionId, sequence, spec).then(answer, () => answer(null));
+  return reply
+    .status(201)
+    .header("content-type", "application/json; charset=utf-8")
+    .header("brain-sequence", String(sequence))
+    .send(body);
 }
 
 export async function messageRoutes(app: FastifyInstance): Promise<void> {
@@ -127,7 +179,11 @@ export async function messageRoutes(app: FastifyInstance): Promise<void> {
               async (seq) => seq,
             )
           : await rt.writer.submit(op);
-    const activation = body.wait ? await waitForActivation(rt, request, id, sequence) : null;
+    const fresh = !key;
+    if (body.waitMs !== undefined) {
+      return answerBounded(rt, request, reply, id, sequence, { fresh, withinMs: body.waitMs });
+    }
+    const activation = body.wait ? await waitForActivation(rt, request, id, sequence, { fresh }) : null;
     const result: PostMessageResult = { sequence, activation };
     return reply.status(201).send(result);
   });
