@@ -4,6 +4,7 @@
 import { exitOnSignals, parseConfig, runServer } from "@aexhq/brain-server";
 
 const log = (m) => process.stderr.write(`brain: ${m}\n`);
+const signals = exitOnSignals(log);
 try {
   const config = parseConfig(process.env);
   const server = await runServer(config);
@@ -15,10 +16,10 @@ try {
     if (worker.healthUrl)
       process.stdout.write(`Worker health: ${worker.healthUrl}/healthz, ${worker.healthUrl}/readyz\n`);
   }
-  exitOnSignals(async () => {
+  signals.started(async () => {
     await worker?.stop();
     await server.close();
-  }, log);
+  });
 } catch (error) {
   log(error instanceof Error ? error.message : String(error));
   process.exit(1);

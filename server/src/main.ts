@@ -3,9 +3,10 @@
 import { parseConfig } from "./config.js";
 import { exitOnSignals, runServer } from "./run.js";
 
+const signals = exitOnSignals((m) => process.stderr.write(`brain: ${m}\n`));
 try {
   const server = await runServer(parseConfig(process.env));
-  exitOnSignals(server.close, (m) => process.stderr.write(`brain: ${m}\n`));
+  signals.started(server.close);
 } catch (error) {
   process.stderr.write(`brain: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

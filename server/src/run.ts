@@ -53,13 +53,26 @@ export async function runServer(config: Config): Promise<RunningServer> {
   };
 }
 
-/** SIGTERM/SIGINT run `close` once, then exit 0 (or 1 if it fails or takes over 10 s). */
-export function exitOnSignals(close: () => Promise<void>, log: (message: string) => void): void {
+export interface SignalExit {
+  /** Hands over the process's clean stop; a signal that came during startup runs it at once. */
+  started(close: () => Promise<void>): void;
+}
+
+/**
+ * SIGTERM/SIGINT run the process's `close` once, then exit 0 (or 1 if it fails or takes over
+ * 10 s). Installed before anything starts: whoever reads the banner may signal at once (a pipe's
+ * reader can run before the writer's next line), and a signal with no handler yet would kill the
+ * process by default, skipping its clean stop. A signal during startup waits for `started`.
+ */
+export function exitOnSignals(log: (message: string) => void): SignalExit {
+  let close: (() => Promise<void>) | undefined;
+  let signalled: string | undefined;
   let closing = false;
   const shutdown = (signal: string) => {
-    if (closing) return;
+    signalled ??= signal;
+    if (!close || closing) return;
     closing = true;
-    log(`${signal}: shutting down`);
+    log(`${signalled}: shutting down`);
     setTimeout(() => process.exit(1), 10_000).unref();
     close().then(
       () => process.exit(0),
@@ -71,4 +84,10 @@ export function exitOnSignals(close: () => Promise<void>, log: (message: string)
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  return {
+    started(c) {
+      close = c;
+      if (signalled) shutdown(signalled);
+    },
+  };
 }

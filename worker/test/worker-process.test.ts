@@ -54,9 +54,35 @@ it("prints its banner once consuming, needing nothing but DATABASE_URL", async (
     await proc.stop();
   }
   // SIGTERM: a clean stop, its row marked stopped.
-  expect((await proc.exited).code).toBe(0);
+  expect(await proc.exited).toEqual({ code: 0, signal: null });
   const [row] = await h.db.sql`SELECT stopped_at FROM servers WHERE id = ${id}`;
   expect(row!.stopped_at).not.toBeNull();
+});
+
+it("a SIGTERM during startup, or the instant the banner is read, still stops it cleanly", async () => {
+  // Handlers are installed before anything starts: a signal that found none would kill the process
+  // by default (exit by signal, its row never marked stopped). Signalled while it registers itself:
+  const before = new Date();
+  const early = spawnNode("worker/dist/main.js", {
+    env: { DATABASE_URL: h.db.url, BRAIN_WORKER_CACHE_DIR: SHARED_CACHE, BRAIN_LOG_LEVEL: "warn" },
+  });
+  const registered = await until(
+    "the worker to register itself",
+    async () => {
+      const rows = await h.db.sql<{ id: string }[]>`
+        SELECT id FROM servers WHERE kind = 'worker' AND started_at >= ${before} AND stopped_at IS NULL`;
+      return rows[0]?.id;
+    },
+    30_000,
+  );
+  await early.kill("SIGTERM");
+  expect(await early.exited).toEqual({ code: 0, signal: null });
+  const [row] = await h.db.sql`SELECT stopped_at FROM servers WHERE id = ${registered}`;
+  expect(row!.stopped_at).not.toBeNull();
+  // Signalled the moment its banner is read, several at once (a loaded machine widens the window).
+  const many = await Promise.all([0, 1, 2].map(() => spawnWorker()));
+  await Promise.all(many.map(({ proc }) => proc.kill("SIGTERM")));
+  for (const { proc } of many) expect(await proc.exited).toEqual({ code: 0, signal: null });
 });
 
 it("a worker killed mid-invocation leaves the call to the recovery sweep, and it never runs again", async () => {

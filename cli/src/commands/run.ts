@@ -10,16 +10,17 @@ const log = (m: string) => process.stderr.write(`brain: ${m}\n`);
  */
 export async function start(args: string[]): Promise<number | "running"> {
   parseArgs({ args, options: {}, strict: true });
+  const signals = exitOnSignals(log);
   const server = await runServer(parseConfig(process.env));
   let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
   if ((process.env.BRAIN_WORKER ?? "1") !== "0") {
     worker = await startWorker(parseWorkerConfig({ ...process.env, DATABASE_URL: server.databaseUrl }));
     process.stdout.write("Worker: in-process (BRAIN_WORKER=0 to run none)\n");
   }
-  exitOnSignals(async () => {
+  signals.started(async () => {
     await worker?.stop();
     await server.close();
-  }, log);
+  });
   return "running";
 }
 
@@ -27,8 +28,9 @@ export async function start(args: string[]): Promise<number | "running"> {
 export async function worker(args: string[]): Promise<number | "running"> {
   parseArgs({ args, options: {}, strict: true });
   const config = parseWorkerConfig(process.env);
+  const signals = exitOnSignals(log);
   const running = await startWorker(config);
   process.stdout.write(`Brain worker ready (id ${running.id}, concurrency ${config.concurrency})\n`);
-  exitOnSignals(() => running.stop(), log);
+  signals.started(() => running.stop());
   return "running";
 }
