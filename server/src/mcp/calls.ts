@@ -13,6 +13,7 @@ import {
 } from "@aexhq/brain-db";
 import { withWorkerJobs } from "../loop/worker-jobs.js";
 import type { Services } from "../services.js";
+import { waitOnSession } from "../session-wait.js";
 import { mcpTools } from "./answers.js";
 
 export type McpCallDeps = Pick<Services, "sql" | "writer" | "dispatch" | "boss" | "deadlineJobs" | "bus" | "closing">;
@@ -115,49 +116,21 @@ export function waitForAnswer(
   seq: number,
   signal: AbortSignal,
 ): Promise<CallAnswer> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let checking = false;
-    let again = false;
-    const finish = (answer: CallAnswer | null, error?: unknown) => {
-      if (done) return;
-      done = true;
-      off();
-      signal.removeEventListener("abort", onAbort);
-      rt.closing.removeEventListener("abort", onShutdown);
-      if (answer) resolve(answer);
-      else reject(error);
-    };
-    const check = async () => {
-      if (checking) {
-        again = true;
-        return;
-      }
-      checking = true;
-      try {
-        do {
-          again = false;
-          const state = await mcpCallState(rt.sql, sessionId, seq);
-          if (!state) return finish(null, new BrainError("not_found", "The session was deleted."));
-          if (state.answer) return finish(state.answer);
-        } while (again && !done);
-      } catch (error) {
-        finish(null, error);
-      } finally {
-        checking = false;
-      }
-    };
-    // Subscribe first, then look: an answer committed in between is not missed.
-    const off = rt.bus.onSession(sessionId, (bits) => {
-      if (bits & (Touch.observation | Touch.ended)) void check();
-    });
-    const onAbort = () => finish(null, signal.reason ?? new Error("aborted"));
-    const onShutdown = () =>
-      finish(null, new BrainError("not_ready", "The server is shutting down; the call goes on. Ask another server."));
-    signal.addEventListener("abort", onAbort, { once: true });
-    rt.closing.addEventListener("abort", onShutdown, { once: true });
-    if (signal.aborted) return onAbort();
-    if (rt.closing.aborted) return onShutdown();
-    void check();
+  return waitOnSession<CallAnswer>(rt, {
+    sessionId,
+    wakeOn: Touch.observation | Touch.ended,
+    lookFirst: true,
+    look: async () => {
+      const state = await mcpCallState(rt.sql, sessionId, seq);
+      if (!state) throw new BrainError("not_found", "The session was deleted.");
+      return state.answer ?? undefined;
+    },
+    shutdown: () => new BrainError("not_ready", "The server is shutting down; the call goes on. Ask another server."),
+    also: (_settle, fail) => {
+      const onAbort = () => fail(signal.reason ?? new Error("aborted"));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      return () => signal.removeEventListener("abort", onAbort);
+    },
   });
 }

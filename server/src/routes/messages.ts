@@ -12,6 +12,7 @@ import { messagePayload } from "../loop/actor.js";
 import type { TurnEnd } from "../loop/turns.js";
 import { parseInput } from "../plugins/validate.js";
 import type { Services } from "../services.js";
+import { waitOnSession } from "../session-wait.js";
 import { withIdempotency } from "./idempotent.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
 
@@ -62,66 +63,36 @@ async function waitForActivation(
   messageSeq: number,
   spec: WaitSpec,
 ): Promise<ActivationResult | null> {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    let checking = false;
-    let again = false;
-    const timer = spec.withinMs === undefined ? undefined : setTimeout(() => finish(null), spec.withinMs);
-    const finish = (value: ActivationResult | null, error?: unknown) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      unsubscribe();
-      request.raw.off("close", onClose);
-      rt.closing.removeEventListener("abort", onShutdown);
-      if (error) reject(error);
-      else resolve(value);
-    };
-    const check = async () => {
-      if (checking) {
-        again = true;
-        return;
-      }
-      checking = true;
-      try {
-        do {
-          again = false;
-          const state = await turnState(rt.sql, sessionId, messageSeq);
-          if (!state) return finish(null, new BrainError("not_found", "The session was deleted."));
-          if (state.end) return finish(activationResult(state.end.seq, state.end.payload as TurnEnd));
-          if (state.status === "ended") return finish({ sequence: state.lastSeq, status: "cancelled", text: "" });
-        } while (again && !done);
-      } catch (error) {
-        finish(null, error);
-      } finally {
-        checking = false;
-      }
-    };
-    // Subscribe first, then look: an activation that ends in between is not missed. A local actor
-    // says so directly; another server's, through NOTIFY and a query.
-    const offBus = rt.bus.onSession(sessionId, (bits) => {
-      if (!(bits & (Touch.activationEnded | Touch.ended))) return;
-      // Looked at one microtask later: when this process's actor ended the activation, its notice
-      // (below) comes first, straight from the commit, and no query is needed.
-      queueMicrotask(() => {
-        if (!done) void check();
-      });
-    });
-    const offTurns = rt.turns.on(sessionId, (sequence, end) => {
-      if (end.message === messageSeq) finish(activationResult(sequence, end));
-    });
-    const unsubscribe = () => {
-      offBus();
-      offTurns();
-    };
-    const onClose = () => finish(null);
-    const onShutdown = () =>
-      finish(null, new BrainError("not_ready", "The server is shutting down; the turn goes on."));
-    request.raw.on("close", onClose);
-    rt.closing.addEventListener("abort", onShutdown, { once: true });
+  return waitOnSession<ActivationResult | null>(rt, {
+    sessionId,
+    wakeOn: Touch.activationEnded | Touch.ended,
+    // Another server's actor is heard through NOTIFY and a query; this process's says so directly.
+    deferLook: true,
     // A message this request has just appended: nothing can have answered it yet (the commit's
     // acknowledgement and this subscription happen without any I/O in between), so no query.
-    if (!spec.fresh) void check();
+    lookFirst: !spec.fresh,
+    look: async () => {
+      const state = await turnState(rt.sql, sessionId, messageSeq);
+      if (!state) throw new BrainError("not_found", "The session was deleted.");
+      if (state.end) return activationResult(state.end.seq, state.end.payload as TurnEnd);
+      if (state.status === "ended") return { sequence: state.lastSeq, status: "cancelled", text: "" };
+      return undefined;
+    },
+    shutdown: () => new BrainError("not_ready", "The server is shutting down; the turn goes on."),
+    also: (settle) => {
+      const offTurns = rt.turns.on(sessionId, (sequence, end) => {
+        if (end.message === messageSeq) settle(activationResult(sequence, end));
+      });
+      // The client left, or the bounded wait ran out: null.
+      const onClose = () => settle(null);
+      request.raw.on("close", onClose);
+      const timer = spec.withinMs === undefined ? undefined : setTimeout(onClose, spec.withinMs);
+      return () => {
+        offTurns();
+        request.raw.off("close", onClose);
+        clearTimeout(timer);
+      };
+    },
   });
 }
 
