@@ -277,6 +277,18 @@ describe("real answers validate against the document", () => {
     await check("GET /v1/sessions/:id", await send("GET", `/v1/sessions/${session.id}`, { token: created.token }));
     await check("HEAD /v1/sessions/:id", await send("HEAD", `/v1/sessions/${session.id}`));
     await check("GET /v1/sessions/:id/tools", await send("GET", `/v1/sessions/${session.id}/tools`));
+    // The MCP endpoint: JSON-RPC answers, and refusals as JSON-RPC errors carrying Brain's code.
+    const mcp = `/v1/sessions/${session.id}/mcp`;
+    const accept = { accept: "application/json, text/event-stream" };
+    const rpc = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: "2.0", id: 1, method, params });
+    await check("POST /v1/sessions/:id/mcp", await send("POST", mcp, { body: rpc("tools/list"), headers: accept }));
+    await check("POST /v1/sessions/:id/mcp", await send("POST", mcp, { body: rpc("tools/list"), token: null }));
+    await check(
+      "POST /v1/sessions/:id/mcp",
+      await send("POST", `/v1/sessions/${crypto.randomUUID()}/mcp`, { body: rpc("ping"), headers: accept }),
+    );
+    await check("GET /v1/sessions/:id/mcp", await send("GET", mcp));
+    await check("DELETE /v1/sessions/:id/mcp", await send("DELETE", mcp));
     const posted = (await check(
       "POST /v1/sessions/:id/messages",
       await send("POST", `/v1/sessions/${session.id}/messages`, { body: { text: "hi", wait: true } }),
