@@ -16,6 +16,7 @@ import {
 } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { orphanRows, sessionRows } from "../../testkit/orphans.js";
 
 // The hot tables (records, calls, activation_budgets, tool_model_calls) have no foreign keys
 // (migration 0014): these tests prove that what the keys promised still holds, by how the rows are
@@ -39,38 +40,8 @@ function run<T>(sql: Sql, op: WriteOp<T>): Promise<T> {
   return sql.begin((tx) => op.run(tx)) as Promise<T>;
 }
 
-/** Every base table of Brain's schema with a session_id column. */
-async function sessionTables(): Promise<string[]> {
-  const rows = await db.sql<{ table_name: string }[]>`
-    SELECT c.table_name FROM information_schema.columns c
-    JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-    WHERE c.table_schema = 'brain' AND c.column_name = 'session_id' AND t.table_type = 'BASE TABLE'
-    ORDER BY c.table_name`;
-  return rows.map((r) => r.table_name);
-}
-
-/** Rows per table whose session_id names no session (only tables that have any). */
-async function orphans(): Promise<Record<string, number>> {
-  const found: Record<string, number> = {};
-  for (const table of await sessionTables()) {
-    const [row] = await db.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM ${db.sql(table)} x
-      WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = x.session_id)`;
-    if (row!.n > 0) found[table] = row!.n;
-  }
-  return found;
-}
-
-/** Rows per table naming this session. */
-async function rowsOf(sessionId: string): Promise<Record<string, number>> {
-  const found: Record<string, number> = {};
-  for (const table of await sessionTables()) {
-    const [row] = await db.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM ${db.sql(table)} WHERE session_id = ${sessionId}`;
-    found[table] = row!.n;
-  }
-  return found;
-}
+const orphans = () => orphanRows(db.sql);
+const rowsOf = (sessionId: string) => sessionRows(db.sql, sessionId);
 
 const session = (id: string) =>
   createSession({
