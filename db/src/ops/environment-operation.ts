@@ -63,9 +63,15 @@ export function journalEnvironmentOperation<R>(
       const bytes = Buffer.byteLength(ENVIRONMENT_OPERATION_KIND) + Buffer.byteLength(JSON.stringify(payload));
       if (w.maxBytes !== undefined) {
         const charged = await tx`
+          WITH c AS (
+            -- The session share-locked, as the dropped foreign key did (migration 0014): no budget
+            -- row for a session deleted meanwhile.
+            SELECT c.session_id, c.activation_seq FROM calls c JOIN sessions x ON x.id = c.session_id
+            WHERE c.session_id = ${w.sessionId} AND c.seq = ${w.call} AND ${bytes}::bigint <= ${w.maxBytes}::bigint
+            FOR KEY SHARE OF x
+          )
           INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
-          SELECT session_id, activation_seq, ${bytes}::bigint FROM calls
-          WHERE session_id = ${w.sessionId} AND seq = ${w.call} AND ${bytes}::bigint <= ${w.maxBytes}::bigint
+          SELECT session_id, activation_seq, ${bytes}::bigint FROM c
           ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
           WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${w.maxBytes}::bigint
           RETURNING 1`;

@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import { openLane } from "../connect.js";
+import { deleteSessionsIn } from "./session-delete.js";
 
 /** How long idempotency keys are kept, whatever the retention window: a retry comes within a day. */
 export const IDEMPOTENCY_KEEP_SECONDS = 24 * 3600;
@@ -51,7 +52,7 @@ function lockKey(schema: string): string {
 /**
  * Deletes what retention bounds, in batches of short transactions that lock only the rows they
  * delete (SKIP LOCKED: a row the hot path holds is left for the next run, never waited for).
- * Only ended sessions are deleted, with their records, calls and the rest by cascade; nothing of
+ * Only ended sessions are deleted, with their records, calls and the rest; nothing of
  * an active session is read for update. Returns null when another pruner holds the lock.
  */
 export async function prune(sql: Sql, schema: string, options: PruneOptions): Promise<PruneCounts | null> {
@@ -90,30 +91,39 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
       if (n < limit) return total;
     }
   };
-  // Expired sessions' journals first, a chunk at a time (their calls go with their records), so
-  // deleting a session row below cascades only small tables.
+  // Expired sessions' journals first, a chunk at a time, each record with its call (no foreign key
+  // cascades between them: migration 0014), so deleting a session below has little left to delete.
   counts.records = await loop(o.recordsBatch ?? PRUNE_RECORDS_BATCH, async (limit) => {
-    const rows = await sql`
-      DELETE FROM records WHERE (session_id, seq) IN (
-        SELECT r.session_id, r.seq FROM sessions s JOIN records r ON r.session_id = s.id
-        WHERE s.status = 'ended' AND s.ended_at < now() - make_interval(secs => ${secs})
-        ORDER BY s.ended_at, r.seq LIMIT ${limit}
-        FOR UPDATE OF r SKIP LOCKED)
-      RETURNING seq`;
-    return rows.length;
+    const [row] = await sql<{ n: number }[]>`
+      WITH d AS (
+        DELETE FROM records WHERE (session_id, seq) IN (
+          SELECT r.session_id, r.seq FROM sessions s JOIN records r ON r.session_id = s.id
+          WHERE s.status = 'ended' AND s.ended_at < now() - make_interval(secs => ${secs})
+          ORDER BY s.ended_at, r.seq LIMIT ${limit}
+          FOR UPDATE OF r SKIP LOCKED)
+        RETURNING session_id, seq
+      ),
+      c AS (DELETE FROM calls x USING d WHERE x.session_id = d.session_id AND x.seq = d.seq)
+      SELECT count(*)::int AS n FROM d`;
+    return row?.n ?? 0;
   });
-  // Then the sessions: ended ones release servers (owner_id) and components (tools) in turn.
-  counts.sessions = await loop(batch, async (limit) => {
-    const rows = await sql`
-      DELETE FROM sessions WHERE id IN (
+  // Then the sessions, each with what is left under it (session-delete.ts: the rows locked, then
+  // their children, then the rows, in one transaction). Ended ones release servers (owner_id) and
+  // components (tools) in turn.
+  counts.sessions = await loop(batch, (limit) =>
+    sql.begin(async (tx) => {
+      const chosen = await tx<{ id: string }[]>`
         SELECT id FROM sessions
         WHERE status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})
         ORDER BY ended_at LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED)
-        AND status = 'ended'
-      RETURNING id`;
-    return rows.length;
-  });
+        FOR UPDATE SKIP LOCKED`;
+      await deleteSessionsIn(
+        tx,
+        chosen.map((r) => r.id),
+      );
+      return chosen.length;
+    }),
+  );
   for (const rule of RULES) {
     counts[rule.counts] = await loop(rule.batch(batch), async (limit) => {
       const rows = await sql`

@@ -5,6 +5,7 @@ import type { Sealed } from "../secrets.js";
 import type { WriteOp } from "../writer.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { placeInNamedHosts } from "./named-hosts.js";
+import { deleteSessionsIn, lockSession } from "./session-delete.js";
 
 export interface SessionRow {
   id: string;
@@ -221,8 +222,12 @@ export function deleteSession(id: string): WriteOp<{ deleted: boolean; open: End
       return keys;
     },
     run: async (tx) => {
+      // The session row first (session-delete.ts): once it is held, no write can add a row under
+      // the session (each takes that row's lock first, or waits for it and finds it gone). Then
+      // the open calls are cancelled, and the session and everything under it deleted.
+      if (!(await lockSession(tx, id))) return { deleted: false, open: [], hostId: null };
       const open = await cancel.run(tx);
-      const rows = await tx<{ host_id: string | null }[]>`DELETE FROM sessions WHERE id = ${id} RETURNING host_id`;
+      const rows = await deleteSessionsIn(tx, [id]);
       return { deleted: rows.length > 0, open, hostId: rows[0]?.host_id ?? null };
     },
   };

@@ -59,10 +59,13 @@ export function startToolModelCall(
         }[]
       >`
         WITH open_call AS (
-          SELECT activation_seq, deadline_at FROM calls
-          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq}
-            AND (host_id = ${hostId}::uuid OR connection_id = ${connectionId}::uuid)
-            AND state IN ('running', 'returned')
+          -- The session row share-locked before the budget is charged, as the foreign key from
+          -- activation_budgets did (migration 0014 dropped it): no orphan for a deleted session.
+          SELECT c.activation_seq, c.deadline_at FROM calls c JOIN sessions x ON x.id = c.session_id
+          WHERE c.session_id = ${ref.sessionId} AND c.seq = ${ref.seq}
+            AND (c.host_id = ${hostId}::uuid OR c.connection_id = ${connectionId}::uuid)
+            AND c.state IN ('running', 'returned')
+          FOR KEY SHARE OF x
         ),
         b AS (
           INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)

@@ -11,6 +11,7 @@ import {
   sha256,
 } from "../../../testkit/api.js";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { orphanRows, sessionRows } from "../../../testkit/orphans.js";
 import { scripted } from "../../../testkit/turns.js";
 import { within } from "../../../testkit/wait.js";
 
@@ -195,13 +196,16 @@ describe("sessions", () => {
   it("deletes a session and its journal, then answers 404", async () => {
     const session = await createSession(brain);
     await postMessage(brain, session.id, "hello", { wait: true, key: "delete-me" });
+    expect((await sessionRows(brain.db.sql, session.id)).records).toBeGreaterThan(0);
     const deleted = await request(brain, "DELETE", `/v1/sessions/${session.id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe("");
-    const [rows] = await brain.db.sql<{ sessions: number; records: number }[]>`
-      SELECT (SELECT count(*) FROM sessions WHERE id = ${session.id})::int AS sessions,
-             (SELECT count(*) FROM records WHERE session_id = ${session.id})::int AS records`;
-    expect(rows).toEqual({ sessions: 0, records: 0 });
+    const [rows] = await brain.db.sql<{ sessions: number }[]>`
+      SELECT (SELECT count(*) FROM sessions WHERE id = ${session.id})::int AS sessions`;
+    expect(rows).toEqual({ sessions: 0 });
+    // Nothing under it is left in any table (the journal has no foreign key to cascade: 0014).
+    expect(Object.values(await sessionRows(brain.db.sql, session.id)).every((n) => n === 0)).toBe(true);
+    expect(await orphanRows(brain.db.sql)).toEqual({});
     expectError(await request(brain, "GET", `/v1/sessions/${session.id}`), "not_found");
     expectError(await request(brain, "DELETE", `/v1/sessions/${session.id}`), "not_found");
     expectError(await request(brain, "POST", `/v1/sessions/${session.id}/end`), "not_found");

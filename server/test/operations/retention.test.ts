@@ -4,6 +4,7 @@ import { prune } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type SpawnedBrain, spawnBrain } from "../../../testkit/brain.js";
+import { orphanRows } from "../../../testkit/orphans.js";
 import { spawnServer } from "../../../testkit/server-process.js";
 import { scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
@@ -102,6 +103,8 @@ describe("retention", () => {
     expect(passes).toBeGreaterThanOrEqual(2);
 
     expect(await rowsOf(old)).toEqual({ sessions: 0, records: 0, calls: 0 });
+    // Nor anything else under them, in any table (the hot tables have no foreign key: 0014).
+    expect(await orphanRows(brain.db.sql)).toEqual({});
     // The journals went in chunks of 7 records before their sessions.
     expect(prunedRecords).toBe(oldRows.records);
     const kept = await rowsOf([recent]);

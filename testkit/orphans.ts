@@ -1,0 +1,39 @@
+import type { Sql } from "@aexhq/brain-db";
+
+/**
+ * Every base table of Brain's schema with a session_id column. The hot ones have no foreign key
+ * to sessions (migration 0014), so tests of deletion check them all, found by their column.
+ */
+export async function sessionTables(sql: Sql, schema = "brain"): Promise<string[]> {
+  const rows = await sql<{ table_name: string }[]>`
+    SELECT c.table_name FROM information_schema.columns c
+    JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+    WHERE c.table_schema = ${schema} AND c.column_name = 'session_id' AND t.table_type = 'BASE TABLE'
+    ORDER BY c.table_name`;
+  // None found means the wrong schema, and every check below would pass without looking.
+  if (!rows.some((r) => r.table_name === "records")) throw new Error(`no journal in schema ${schema}`);
+  return rows.map((r) => r.table_name);
+}
+
+/** Rows whose session_id names no session, per table (only tables that have any: `{}` is clean). */
+export async function orphanRows(sql: Sql, schema = "brain"): Promise<Record<string, number>> {
+  const found: Record<string, number> = {};
+  for (const table of await sessionTables(sql, schema)) {
+    const [row] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM ${sql(schema)}.${sql(table)} x
+      WHERE NOT EXISTS (SELECT 1 FROM ${sql(schema)}.sessions s WHERE s.id = x.session_id)`;
+    if (row!.n > 0) found[table] = row!.n;
+  }
+  return found;
+}
+
+/** Rows naming one session, per table with a session_id column. */
+export async function sessionRows(sql: Sql, sessionId: string, schema = "brain"): Promise<Record<string, number>> {
+  const found: Record<string, number> = {};
+  for (const table of await sessionTables(sql, schema)) {
+    const [row] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM ${sql(schema)}.${sql(table)} WHERE session_id = ${sessionId}`;
+    found[table] = row!.n;
+  }
+  return found;
+}
