@@ -21,7 +21,8 @@ afterAll(async () => {
 /** One session, seq 1..9: a message, its activation with one model call and a `fetch` call that ended ok. */
 beforeEach(async () => {
   const sql = db.sql;
-  await sql`TRUNCATE sessions CASCADE`;
+  // The hot tables have no foreign keys to sessions (migration 0014): named, not cascaded to.
+  await sql`TRUNCATE sessions, records, calls, activation_budgets, tool_model_calls CASCADE`;
   session = randomUUID();
   await sql`INSERT INTO sessions (id, model, tools, last_seq) VALUES (${session}, '{}', '[]', 9)`;
   const records: [number, string, JSONValue][] = [
