@@ -34,6 +34,10 @@ export interface BenchOptions {
   retryBusy: number;
   /** The pg-boss worker's batchSize and localConcurrency (see BENCHMARKS.md for why 16 × 1). */
   pgboss: { batchSize: number; localConcurrency: number };
+  /** The graphile-worker worker's concurrency, localQueue.size (≤ 1 = off) and completeJobBatchDelay (ms, -1 = off). */
+  graphile: { concurrency: number; localQueueSize: number; completeJobBatchDelay: number };
+  /** Concurrent sessions at each level of tool_scaling. */
+  scalingSessions: number[];
 }
 
 export interface BenchContext extends BenchOptions {
@@ -62,6 +66,8 @@ export interface Scenario {
   name: string;
   /** Baselines run first; they are what the others are compared with. */
   baseline?: boolean;
+  /** How long it may run before it counts as hung (default 60 s with --quick, 300 s without). */
+  timeoutMs?(quick: boolean): number;
   run(ctx: BenchContext): Promise<ScenarioResult>;
 }
 

@@ -15,7 +15,15 @@ export interface PrepareArgs {
   warmup: number;
   /** For `emit`: emits per tool call. */
   emits?: number;
+  /**
+   * Before the warm-up, grow the journal by about this many records: turns whose one tool call
+   * emits extension events (at most FILL_PER_TURN per turn, in flight together), then answers.
+   */
+  prefill?: number;
 }
+
+/** Extension events one prefill turn emits at most (well inside the activation's emission budget). */
+export const FILL_PER_TURN = 2_000;
 
 export interface PrepareResult {
   sessionId: string;
@@ -68,4 +76,16 @@ export interface IdleArgs {
 export interface IdleResult {
   created: number;
   seconds: number;
+}
+
+export interface AlternateArgs {
+  /** Sessions returned by `prepare`, each scripted for at least `turns` more text turns. */
+  sessionIds: string[];
+  turns: number;
+}
+
+export interface AlternateResult {
+  /** Turn latencies, ms, by session id. */
+  turnMs: Record<string, number[]>;
+  anomalies: string[];
 }

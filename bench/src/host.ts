@@ -6,6 +6,8 @@ import WebSocket from "ws";
 import { z } from "zod";
 import { calibrateWallClock, wallNow } from "./clock.js";
 import type {
+  AlternateArgs,
+  AlternateResult,
   IdleArgs,
   IdleResult,
   InitArgs,
@@ -16,6 +18,7 @@ import type {
   ThroughputResult,
   Turn,
 } from "./host-protocol.js";
+import { FILL_PER_TURN } from "./host-protocol.js";
 import { mark, serve } from "./rpc.js";
 
 let brain: Brain | undefined;
@@ -75,6 +78,18 @@ const emitter = tool({
   },
 });
 
+const filler = tool({
+  name: "bench_fill",
+  description: "Emits n small extension events, 200 in flight at a time, then finishes: journal records, fast.",
+  input: z.object({ n: z.number().int().min(1) }),
+  run: async ({ n }, ctx) => {
+    for (let k = 0; k < n; k += 200) {
+      await Promise.all(Array.from({ length: Math.min(200, n - k) }, (_, j) => ctx.emit("bench.fill", { k: k + j })));
+    }
+    return ctx.finish({ n });
+  },
+});
+
 const work = tool({
   name: "bench_work",
   description: "A unit of work for the throughput scenario.",
@@ -90,8 +105,9 @@ function client(): Brain {
   return brain;
 }
 
-function script(kind: PrepareArgs["kind"], turns: number, emits: number): ScriptStep[] {
+function script(kind: PrepareArgs["kind"], turns: number, emits: number, fills: number[] = []): ScriptStep[] {
   const steps: ScriptStep[] = [];
+  for (const n of fills) steps.push({ toolCalls: [{ name: "bench_fill", input: { n } }] }, { text: "ok" });
   for (let i = 0; i < turns; i++) {
     if (kind === "tool") steps.push({ toolCalls: [{ name: "bench_echo", input: { i } }] });
     if (kind === "emit") steps.push({ toolCalls: [{ name: "bench_emit", input: { n: emits } }] });
@@ -101,6 +117,8 @@ function script(kind: PrepareArgs["kind"], turns: number, emits: number): Script
 }
 
 let prepared: { session: Session; turns: number } | undefined;
+/** Every session prepared so far, by id (for `alternate`). */
+const preparedById = new Map<string, Session>();
 
 async function runTurns(session: Session, n: number, expected: string, anomalies: string[]): Promise<Turn[]> {
   const turns: Turn[] = [];
@@ -139,13 +157,22 @@ serve({
 
   async prepare(args: PrepareArgs): Promise<PrepareResult> {
     const emits = args.emits ?? 1;
-    const tools = args.kind === "emit" ? [emitter()] : [echo()];
+    const fills: number[] = [];
+    // Each fill turn also writes its own ~10 records (message, model calls, the call, the answer).
+    for (let left = args.prefill ?? 0; left > 10; left -= Math.min(FILL_PER_TURN, left - 10) + 10) {
+      fills.push(Math.min(FILL_PER_TURN, left - 10));
+    }
+    const tools = args.kind === "emit" ? [emitter()] : fills.length > 0 ? [echo(), filler()] : [echo()];
     const session = await client().sessions.create({
-      model: { provider: "scripted", script: script(args.kind, args.warmup + args.turns, emits) },
+      model: { provider: "scripted", script: script(args.kind, args.warmup + args.turns, emits, fills) },
       tools,
     });
+    const anomalies: string[] = [];
+    await runTurns(session, fills.length, "ok", anomalies);
+    if (anomalies.length > 0) throw new Error(`prefill turns: ${anomalies.join("; ")}`);
     await runTurns(session, args.warmup, "ok", []);
     prepared = { session, turns: args.turns };
+    preparedById.set(session.id, session);
     return { sessionId: session.id };
   },
 
@@ -168,6 +195,31 @@ serve({
       if (sessionId === session.id) handlers.push({ seq: Number(seq), enteredAt: at });
     }
     return { sessionId: session.id, turns, handlers, invokes: invokesOf(session.id), emitMs, anomalies };
+  },
+
+  /**
+   * Text turns on several prepared sessions in turn (one turn each, round after round), so that
+   * whatever else the machine does falls on all of them alike; latencies by session id.
+   */
+  async alternate(args: AlternateArgs): Promise<AlternateResult> {
+    const sessions = args.sessionIds.map((id) => {
+      const s = preparedById.get(id);
+      if (!s) throw new Error(`session ${id} was not prepared`);
+      return s;
+    });
+    const turnMs: Record<string, number[]> = Object.fromEntries(args.sessionIds.map((id) => [id, []]));
+    const anomalies: string[] = [];
+    mark("start");
+    for (let round = 0; round < args.turns; round++) {
+      for (const session of sessions) {
+        const t0 = performance.now();
+        const answer = await session.send("go");
+        turnMs[session.id]!.push(performance.now() - t0);
+        if (answer !== "ok" && anomalies.length < 20) anomalies.push(`${session.id} round ${round}: ${answer}`);
+      }
+    }
+    mark("end");
+    return { turnMs, anomalies };
   },
 
   async throughput(args: ThroughputArgs): Promise<ThroughputResult> {

@@ -93,6 +93,36 @@ export function ratios(figures: Figure[]): Ratio[] {
   push("call_roundtrip ÷ pg-boss", p50(figures, "turn_one_tool.call_roundtrip"), boss, "p50 ÷ pgboss_roundtrip p50");
   push("turn_one_tool ÷ pg-boss", p50(figures, "turn_one_tool"), boss, "p50 ÷ pgboss_roundtrip p50");
   push("tool_throughput ÷ pg-boss", rateOf(figures, "tool_throughput"), bossRate, "calls/s ÷ pg-boss calls/s");
+  const graphile = p50(figures, "graphile_roundtrip");
+  push(
+    "call_roundtrip ÷ graphile-worker",
+    p50(figures, "turn_one_tool.call_roundtrip"),
+    graphile,
+    "p50 ÷ graphile_roundtrip p50",
+  );
+  push(
+    "tool_throughput ÷ graphile-worker",
+    rateOf(figures, "tool_throughput"),
+    rateOf(figures, "graphile_roundtrip.throughput"),
+    "calls/s ÷ graphile_roundtrip.throughput calls/s",
+  );
+  out.push(...scalingRatios(figures));
+  push(
+    "two_servers ÷ tool_throughput",
+    rateOf(figures, "two_servers"),
+    rateOf(figures, "tool_throughput") ?? rateOf(figures, "tool_scaling.sessions_64"),
+    "aggregate calls/s of 2 servers × 32 sessions ÷ one server × 64 sessions",
+  );
+  const journal = journalSizes(figures);
+  if (journal.length >= 2) {
+    const [first, last] = [journal[0]!, journal[journal.length - 1]!];
+    push(
+      "journal_size largest ÷ smallest",
+      last.p50,
+      first.p50,
+      `text turn p50 at ${last.size} records ÷ at ${first.size} records`,
+    );
+  }
   const perCall = cpuPerCall(figures);
   if (perCall !== undefined) {
     out.push({
@@ -104,6 +134,29 @@ export function ratios(figures: Figure[]): Ratio[] {
   return out;
 }
 
+/** Each tool_scaling level's calls/s against the lowest level's. */
+function scalingRatios(figures: Figure[]): Ratio[] {
+  const levels = figures
+    .filter((f): f is RateFigure => f.kind === "rate" && /^tool_scaling\.sessions_\d+$/.test(f.name))
+    .map((f) => ({ sessions: Number(f.name.split("_").pop()), rate: f.rate }))
+    .sort((a, b) => a.sessions - b.sessions);
+  const base = levels[0];
+  if (!base || base.rate <= 0) return [];
+  return levels.slice(1).map((l) => ({
+    name: `tool_scaling ${l.sessions} ÷ ${base.sessions} sessions`,
+    value: round(l.rate / base.rate, 2),
+    how: `calls/s at ${l.sessions} concurrent sessions ÷ at ${base.sessions}`,
+  }));
+}
+
+/** journal_size's text-turn p50 by journal size, smallest first. */
+function journalSizes(figures: Figure[]): { size: number; p50: number }[] {
+  return figures
+    .filter((f): f is LatencyFigure => f.kind === "latency" && /^journal_size\.records_\d+$/.test(f.name) && f.n > 0)
+    .map((f) => ({ size: Number(f.name.split("_").pop()), p50: f.p50 }))
+    .sort((a, b) => a.size - b.size);
+}
+
 /** Milliseconds of CPU (server, host and Postgres together) per tool call under tool_throughput. */
 function cpuPerCall(figures: Figure[]): number | undefined {
   const f = find(figures, "tool_throughput");
@@ -113,7 +166,7 @@ function cpuPerCall(figures: Figure[]): number | undefined {
 }
 
 /** The hot-path issue's targets (issue 14), each with its measured value; met is null when not measured in this run. */
-export function targets(ratioList: Ratio[]): Target[] {
+export function targets(ratioList: Ratio[], figures: Figure[] = []): Target[] {
   const out: Target[] = [];
   const r = (name: string) => ratioList.find((x) => x.name === name)?.value;
   const check = (target: string, v: number | undefined, ok: (v: number) => boolean, unit = "×") =>
@@ -123,12 +176,31 @@ export function targets(ratioList: Ratio[]): Target[] {
       met: v === undefined ? null : ok(v),
     });
   check("tool_throughput ≥ 5 × pgboss_roundtrip.throughput", r("tool_throughput ÷ pg-boss"), (v) => v >= 5);
+  check("tool_throughput ≥ 5 × graphile_roundtrip.throughput", r("tool_throughput ÷ graphile-worker"), (v) => v >= 5);
   check("tool_throughput ≥ 1 × floor_commit.notify_c8", r("tool_throughput ÷ notifying-commit cap"), (v) => v >= 1);
   check("CPU per tool call ≤ 0.5 ms", r("CPU per tool call (ms)"), (v) => v <= 0.5, "ms");
   check("turn_text p50 ≤ 2 × (commits × floor_commit)", r("turn_text ÷ floor"), (v) => v <= 2);
   check("emit p50 ≤ 1.5 × floor_commit", r("emit ÷ floor"), (v) => v <= 1.5);
   check("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener", r("tool_dispatch ÷ floor"), (v) => v <= 1.5);
   check("call round trip ≤ ¼ of pgboss_roundtrip", r("call_roundtrip ÷ pg-boss"), (v) => v <= 0.25);
+  check("call round trip ≤ ¼ of graphile_roundtrip", r("call_roundtrip ÷ graphile-worker"), (v) => v <= 0.25);
+  check(
+    "text turn p50 flat in journal size (largest ÷ smallest ≤ 1.2)",
+    r("journal_size largest ÷ smallest"),
+    (v) => v <= 1.2,
+  );
+  check(
+    "server memory per idle session (VmRSS) ≤ 8 KiB",
+    rounded(figureValue(figures, "session_memory.rss")),
+    (v) => v <= 8,
+    "KiB",
+  );
+  check(
+    "server memory per idle session (V8 heap) ≤ 8 KiB",
+    rounded(figureValue(figures, "session_memory.heap")),
+    (v) => v <= 8,
+    "KiB",
+  );
   return out;
 }
 
@@ -187,4 +259,8 @@ export function targetTable(list: Target[]): string {
     "|--------|----------|-----|",
     ...list.map((t) => `| ${t.target} | ${t.measured} | ${t.met === null ? "—" : t.met ? "met" : "MISSED"} |`),
   ].join("\n");
+}
+
+function rounded(v: number | undefined): number | undefined {
+  return v === undefined ? undefined : round(v, 2);
 }

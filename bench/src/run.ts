@@ -27,6 +27,8 @@ import {
 } from "./database.js";
 import { emit } from "./emit.js";
 import { floorCommit } from "./floor-commit.js";
+import { graphileRoundtrip } from "./graphile-roundtrip.js";
+import { journalSize } from "./journal-size.js";
 import { machineInfo } from "./machine.js";
 import { pgbossRoundtrip } from "./pgboss-roundtrip.js";
 import { machineBusySeconds } from "./proc.js";
@@ -34,6 +36,7 @@ import { ratios, ratioTable, table, targets, targetTable } from "./report.js";
 import { sessionMemory } from "./session-memory.js";
 import type { Figure } from "./stats.js";
 import { toolDispatch } from "./tool-dispatch.js";
+import { toolScaling, twoServers } from "./tool-scaling.js";
 import { toolThroughput } from "./tool-throughput.js";
 import { turnOneTool } from "./turn-one-tool.js";
 import { turnText } from "./turn-text.js";
@@ -43,6 +46,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCENARIOS: Scenario[] = [
   floorCommit,
   pgbossRoundtrip,
+  graphileRoundtrip,
   turnText,
   turnOneTool,
   toolDispatch,
@@ -50,6 +54,9 @@ const SCENARIOS: Scenario[] = [
   toolThroughput,
   componentCall,
   sessionMemory,
+  toolScaling,
+  twoServers,
+  journalSize,
 ];
 
 function options(): BenchOptions {
@@ -65,6 +72,10 @@ function options(): BenchOptions {
       "wait-quiet": { type: "string" },
       "retry-busy": { type: "string", default: "0" },
       "pgboss-concurrency": { type: "string", default: "1" },
+      "graphile-concurrency": { type: "string", default: "16" },
+      "graphile-local-queue": { type: "string", default: "0" },
+      "graphile-complete-delay": { type: "string", default: "-1" },
+      "scaling-sessions": { type: "string", default: "1,8,64,512" },
     },
   });
   let only: Set<string> | null = null;
@@ -88,12 +99,24 @@ function options(): BenchOptions {
       batchSize: positiveInt(values["pgboss-batch"], "--pgboss-batch"),
       localConcurrency: positiveInt(values["pgboss-concurrency"], "--pgboss-concurrency"),
     },
+    graphile: {
+      concurrency: positiveInt(values["graphile-concurrency"], "--graphile-concurrency"),
+      localQueueSize: nonNegativeInt(values["graphile-local-queue"], "--graphile-local-queue"),
+      completeJobBatchDelay: integerFrom(values["graphile-complete-delay"], -1, "--graphile-complete-delay"),
+    },
+    scalingSessions: values["scaling-sessions"].split(",").map((n) => positiveInt(n.trim(), "--scaling-sessions")),
   };
 }
 
 function nonNegativeInt(text: string | undefined, flag: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a non-negative integer`);
+  return n;
+}
+
+function integerFrom(text: string | undefined, min: number, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${flag} takes an integer ≥ ${min}`);
   return n;
 }
 
@@ -168,7 +191,11 @@ async function main(): Promise<number> {
         }
         log(`bench: ${scenario.name} …${attempt > 1 ? ` (attempt ${attempt})` : ""}`);
         try {
-          const result = await withTimeout(scenario.run(ctx), opts.quick ? 60_000 : 300_000, scenario.name);
+          const result = await withTimeout(
+            scenario.run(ctx),
+            scenario.timeoutMs?.(opts.quick) ?? (opts.quick ? 60_000 : 300_000),
+            scenario.name,
+          );
           const other = Math.max(0, ...result.figures.map((f) => f.cpu?.other ?? 0));
           if (!best || other < best.other) best = { result, other };
           quietness[scenario.name] = { attempts: attempt, otherCores: best.other };
@@ -195,7 +222,7 @@ async function main(): Promise<number> {
   }
 
   const ratioList = ratios(figures);
-  const targetList = targets(ratioList);
+  const targetList = targets(ratioList, figures);
   const machine = machineInfo(ROOT);
   const report = {
     date: new Date().toISOString(),

@@ -41,7 +41,9 @@ export const sessionMemory: Scenario = {
           cpu: brain.cpu.last,
         }),
         value("session_memory.heap", "KiB/session", n, (heap1.heapUsed - heap0.heapUsed) / 1024 / n, {
-          note: `V8 heapUsed after GC ${mib(heap0.heapUsed)} → ${mib(heap1.heapUsed)} MiB`,
+          note:
+            `V8 heapUsed after GC ${mib(heap0.heapUsed)} → ${mib(heap1.heapUsed)} MiB ` +
+            `(heapTotal ${mib(heap0.heapTotal)} → ${mib(heap1.heapTotal)}, external ${mib(heap0.external)} → ${mib(heap1.external)})`,
         }),
         rate("session_memory.create", "sessions/s", n, r.seconds, {
           note: "create + one text turn each, 16 at a time (context for the memory figures)",
