@@ -33,6 +33,11 @@ export interface WorkerConfig {
   metrics?: boolean;
   /** Where the worker's /healthz and /readyz listen; no probes when undefined. */
   health?: { host: string; port: number };
+  /**
+   * After its call ended, how long a component still running gets to return before it is stopped
+   * (default 1000 ms): what it does then is refused (`call_ended`), but its own clean-up may finish.
+   */
+  afterEndGraceMs?: number;
 }
 
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {

@@ -14,9 +14,6 @@ import { runHttpApplicationCall } from "./drivers/http-application.js";
 import { runHttpEnvironmentCall } from "./drivers/http-environment.js";
 import { runMcpCall } from "./drivers/mcp.js";
 
-/** After its call ended, a component still running gets this long to return before it is stopped. */
-const AFTER_END_GRACE_MS = 1000;
-
 /** What became of a job, for the worker's metrics: `env` is the placement's environment type when known. */
 export interface JobResult {
   outcome: "not_pending" | "expired" | "ran";
@@ -41,7 +38,7 @@ export async function runWorkerJob(deps: InvocationDeps, job: CallKey): Promise<
     deps.repairs,
   );
   const timeout = () => deps.writer.submit(timeOutCall(job.sessionId, job.seq));
-  reporter.onEnded = () => setTimeout(() => running.stop("ended"), AFTER_END_GRACE_MS).unref();
+  reporter.onEnded = () => setTimeout(() => running.stop("ended"), deps.afterEndGraceMs).unref();
   if (deps.emitted) reporter.onEmitted = deps.emitted;
 
   // An invocation whose deadline passed before it got here never runs.

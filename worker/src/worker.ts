@@ -145,6 +145,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     connectionId: () => identity.connectionId,
     maxEmittedBytes: options.maxEmittedBytes,
     maxModelCalls: options.maxModelCalls,
+    afterEndGraceMs: options.afterEndGraceMs ?? 1000,
     secrets,
     models,
     workerId: () => identity.workerId,

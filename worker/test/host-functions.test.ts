@@ -18,6 +18,9 @@ const { h, log, session } = scriptWorker({
     options: { depth: 2 },
     model: { provider: "scripted", script: [], toolScript: [{ text: "from the model" }] },
   },
+  // Scripts go on after their call ended (to show what is refused then): on a loaded machine the
+  // default second of grace before such a component is stopped was not always enough to get there.
+  worker: { afterEndGraceMs: 15_000 },
 });
 
 type Step = Record<string, unknown> & { op: string };

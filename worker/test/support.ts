@@ -253,6 +253,7 @@ export interface WorkerOverrides {
   concurrency?: number;
   maxModelCalls?: number;
   log?: Logger;
+  afterEndGraceMs?: number;
 }
 
 /** A worker in this process (the shared cache unless another is given). */
@@ -267,6 +268,7 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     maxModelCalls: overrides.maxModelCalls ?? 100,
     secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
     log: overrides.log ?? captureLog().logger,
+    ...(overrides.afterEndGraceMs === undefined ? {} : { afterEndGraceMs: overrides.afterEndGraceMs }),
   });
 }
 

@@ -30,6 +30,8 @@ export interface InvocationDeps {
   log: Logger;
   /** Told of each report's emitted bytes (the worker's metrics), when it has metrics. */
   emitted?: (report: string, bytes: number) => void;
+  /** How long a component still running after its call ended gets to return before it is stopped. */
+  afterEndGraceMs: number;
 }
 
 /**
