@@ -5,6 +5,7 @@ import { type DatabaseAvailability, isConnectionError } from "./availability.js"
 import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
 import { resolveInDoubt } from "./in-doubt.js";
 import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./writer-lane.js";
+import { issueWrites, type Mergeable } from "./writer-merge.js";
 
 /**
  * One write: a single SQL statement (usually a data-modifying CTE) and the keys it touches.
@@ -27,6 +28,12 @@ export interface WriteOp<R> {
    * out in one round trip: BEGIN, the mark, the statements, the NOTIFY and COMMIT.
    */
   notify?: CommitKeys;
+  /**
+   * How this write shares a statement with others of its kind in a batch (appends, transitions).
+   * `run` must do exactly what `merge.many` does for this write alone: a batch that fails is
+   * retried write by write through `run`.
+   */
+  merge?: Mergeable<R>;
 }
 
 interface Queued {
@@ -110,7 +117,18 @@ export class JournalWriter {
   /** NOTIFYs of the transaction last sent (read by commitBatch for the observer). */
   private lastNotifies = 0;
   /** Statistics for benchmarks and diagnostics. */
-  readonly stats = { batches: 0, writes: 0, fallbacks: 0, retries: 0, inDoubt: 0, stalls: 0 };
+  readonly stats = {
+    batches: 0,
+    writes: 0,
+    /** Statements the writes took (fewer than writes when some shared one). */
+    statements: 0,
+    /** Batches in which some writes shared a statement. */
+    merged: 0,
+    fallbacks: 0,
+    retries: 0,
+    inDoubt: 0,
+    stalls: 0,
+  };
 
   constructor(
     private readonly sql: Sql,
@@ -234,14 +252,14 @@ export class JournalWriter {
       // One round trip: the NOTIFY carries the keys the writes announced in advance.
       const announced = emptyKeys();
       for (const op of ops) mergeKeys(announced, op.notify!);
-      const sent = [...begin, ...ops.map((op) => op.run(c)), ...this.notifies(c, announced), c`COMMIT`.execute()];
+      const sent = [...begin, ...this.issue(c, ops), ...this.notifies(c, announced), c`COMMIT`.execute()];
       const results = await this.finish(lane, batch, await settle(lane, sent), ops.length);
       for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
       return results;
     }
     // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
     // lost in the first is known not to have committed.
-    const first = await settle(lane, [...begin, ...ops.map((op) => op.run(c))]);
+    const first = await settle(lane, [...begin, ...this.issue(c, ops)]);
     const failed = firstFailure(first);
     if (first.lost || (failed && (lane.dead || isConnectionError(failed.reason)))) {
       throw new NotCommitted(this.abandon(lane, failed?.reason ?? new Error("the writer's connection closed")));
@@ -254,6 +272,14 @@ export class JournalWriter {
     for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
     const second = await settle(lane, [...this.notifies(c, keys), c`COMMIT`.execute()]);
     return this.finish(lane, batch, { results: [...first.results, ...second.results], lost: second.lost }, ops.length);
+  }
+
+  /** The batch's writes, merged where they can be (writer-merge.ts): one promise per write. */
+  private issue(c: TransactionSql, ops: WriteOp<unknown>[]): Promise<unknown>[] {
+    const before = this.stats.statements;
+    const sent = issueWrites(c, ops, () => this.stats.statements++);
+    if (this.stats.statements - before < ops.length) this.stats.merged++;
+    return sent;
   }
 
   private notifies(c: TransactionSql, keys: CommitKeys): Promise<unknown>[] {

@@ -1,3 +1,4 @@
+import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 
@@ -55,20 +56,29 @@ export function rel(offset: number): { $rel: number } {
   return { $rel: offset };
 }
 
+/** One append's part of the statement's input (see appendStatement). */
+interface AppendInput {
+  sid: string;
+  n: number;
+  epoch: number | null;
+  active: boolean;
+  records: { kind: string; payload: unknown; call: NewCall | null }[];
+}
+
 /**
  * Appends records to one session's journal in one statement: bumps `sessions.last_seq` (the row
  * lock keeps seq dense and in commit order), inserts the records, and creates call rows for
- * tool_call_started records.
+ * tool_call_started records. Appends to different sessions in one batch share the statement
+ * (writer-merge.ts).
  */
 export function appendRecords(sessionId: string, records: NewRecord[], guard: AppendGuard = {}): WriteOp<AppendResult> {
-  const input = JSON.stringify(records.map((r) => ({ kind: r.kind, payload: r.payload, call: r.call ?? null })));
-  const n = records.length;
-  const hasRelative = input.includes('"$rel"');
-  // Only appends that start model calls touch the budget table: other appends stay one statement
-  // shorter (they are most of the hot path).
-  const countsModelCalls = records.some((r) => r.kind === "model_call_started");
-  const epoch = guard.epoch ?? null;
-  const requireActive = guard.requireActive ?? true;
+  const input: AppendInput = {
+    sid: sessionId,
+    n: records.length,
+    epoch: guard.epoch ?? null,
+    active: guard.requireActive ?? true,
+    records: records.map((r) => ({ kind: r.kind, payload: r.payload, call: r.call ?? null })),
+  };
   const touched: CommitKeys = emptyKeys();
   let bits = 0;
   for (const r of records) {
@@ -79,58 +89,85 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
   return {
     notify: touched,
     keys: (result) => (result.records.length === 0 ? emptyKeys() : touched),
-    run: (tx) =>
-      tx<{ seq: number; kind: string; created_at: Date }[]>`
-        WITH input AS (
-          SELECT e.ord, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call
-          FROM jsonb_array_elements(${input}::text::jsonb) WITH ORDINALITY AS e(v, ord)
-        ),
-        s AS (
-          UPDATE sessions SET last_seq = last_seq + ${n}
-          WHERE id = ${sessionId}
-            AND (${epoch}::bigint IS NULL OR owner_epoch = ${epoch}::bigint)
-            AND (NOT ${requireActive}::boolean OR status = 'active')
-          RETURNING last_seq - ${n} AS base
-        ),
-        r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
-          SELECT ${sessionId}, s.base + i.ord, i.kind,
-                 CASE WHEN ${hasRelative}::boolean AND jsonb_typeof(i.payload) = 'object' THEN (
-                   SELECT jsonb_object_agg(f.key, CASE WHEN jsonb_typeof(f.value) = 'object' AND f.value ? '$rel'
-                                                       THEN to_jsonb(s.base + i.ord + (f.value->>'$rel')::bigint)
-                                                       ELSE f.value END)
-                   FROM jsonb_each(i.payload) AS f)
-                 ELSE i.payload END
-          FROM s, input i
-          RETURNING seq, kind, created_at,
-                    CASE WHEN kind = 'model_call_started' THEN (payload->>'activation')::bigint END AS activation
-        ),
-        ${
-          countsModelCalls
-            ? // The Agentloop's model calls count against their activation's model-call budget, which
-              // its tools' calls share (their conditional charge is in tool-model-calls.ts).
-              tx`mb AS (
-          INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)
-          SELECT ${sessionId}, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY activation
-          ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
-        ),`
-            : tx``
-        }
-        c AS (
-          INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
-                             deadline_at, dispatched_at, ended_at, executor, origin)
-          SELECT ${sessionId}, s.base + i.ord, i.call->>'tool',
-                 COALESCE((i.call->>'activationSeq')::bigint, s.base + i.ord),
-                 (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
-                 NULLIF(i.call->'outcome', 'null'::jsonb),
-                 to_timestamp((i.call->>'deadlineAt')::double precision / 1000),
-                 CASE WHEN i.call->>'state' = 'running' THEN clock_timestamp() END,
-                 CASE WHEN i.call->>'state' = 'ended' THEN clock_timestamp() END,
-                 COALESCE(i.call->>'executor', 'host'), COALESCE(i.call->>'origin', 'agentloop')
-          FROM s, input i WHERE jsonb_typeof(i.call) = 'object'
-        )
-        SELECT seq, kind, created_at FROM r ORDER BY seq`.then((rows) => ({
-        records: rows.map((row) => ({ seq: row.seq, kind: row.kind, createdAt: row.created_at })),
-      })),
+    merge: {
+      kind: "append",
+      session: sessionId.toLowerCase(),
+      input,
+      many: (tx, all) => appendStatement(tx, all as AppendInput[]),
+    },
+    run: (tx) => appendStatement(tx, [input]).then(([result]) => result!),
   };
+}
+
+/**
+ * The append statement, for one or several appends to distinct sessions. A session whose guard
+ * refuses (missing, ended, fenced) gets no rows, and its append an empty result.
+ */
+function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<AppendResult[]> {
+  const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
+  const hasRelative = json.includes('"$rel"');
+  // Only appends that start model calls touch the budget table: other appends stay one statement
+  // shorter (they are most of the hot path).
+  const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
+  return tx<{ op: number; seq: number; kind: string; created_at: Date }[]>`
+    WITH o AS (
+      SELECT * FROM jsonb_to_recordset(${json}::text::jsonb)
+        AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
+    ),
+    s AS (
+      UPDATE sessions x SET last_seq = x.last_seq + o.n
+      FROM o
+      WHERE x.id = o.sid
+        AND (o.epoch IS NULL OR x.owner_epoch = o.epoch)
+        AND (NOT o.active OR x.status = 'active')
+      RETURNING o.op, x.last_seq - o.n AS base
+    ),
+    input AS (
+      SELECT s.op, o.sid, s.base + e.ord AS seq, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call
+      FROM s JOIN o USING (op), jsonb_array_elements(o.records) WITH ORDINALITY AS e(v, ord)
+    ),
+    r AS (
+      INSERT INTO records (session_id, seq, kind, payload)
+      SELECT i.sid, i.seq, i.kind,
+             CASE WHEN ${hasRelative}::boolean AND jsonb_typeof(i.payload) = 'object' THEN (
+               SELECT jsonb_object_agg(f.key, CASE WHEN jsonb_typeof(f.value) = 'object' AND f.value ? '$rel'
+                                                   THEN to_jsonb(i.seq + (f.value->>'$rel')::bigint)
+                                                   ELSE f.value END)
+               FROM jsonb_each(i.payload) AS f)
+             ELSE i.payload END
+      FROM input i
+      RETURNING session_id, seq, kind, created_at,
+                CASE WHEN kind = 'model_call_started' THEN (payload->>'activation')::bigint END AS activation
+    ),
+    ${
+      countsModelCalls
+        ? // The Agentloop's model calls count against their activation's model-call budget, which
+          // its tools' calls share (their conditional charge is in tool-model-calls.ts).
+          tx`mb AS (
+      INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)
+      SELECT session_id, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY session_id, activation
+      ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
+    ),`
+        : tx``
+    }
+    c AS (
+      INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
+                         deadline_at, dispatched_at, ended_at, executor, origin)
+      SELECT i.sid, i.seq, i.call->>'tool',
+             COALESCE((i.call->>'activationSeq')::bigint, i.seq),
+             (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
+             NULLIF(i.call->'outcome', 'null'::jsonb),
+             to_timestamp((i.call->>'deadlineAt')::double precision / 1000),
+             CASE WHEN i.call->>'state' = 'running' THEN clock_timestamp() END,
+             CASE WHEN i.call->>'state' = 'ended' THEN clock_timestamp() END,
+             COALESCE(i.call->>'executor', 'host'), COALESCE(i.call->>'origin', 'agentloop')
+      FROM input i WHERE jsonb_typeof(i.call) = 'object'
+    )
+    SELECT i.op, r.seq, r.kind, r.created_at FROM r JOIN input i ON i.sid = r.session_id AND i.seq = r.seq
+    ORDER BY i.op, r.seq`.then((rows) => {
+    // By the input's position, not by session id: a caller may spell a uuid in capitals.
+    const results: AppendResult[] = inputs.map(() => ({ records: [] }));
+    for (const row of rows) results[row.op]!.records.push({ seq: row.seq, kind: row.kind, createdAt: row.created_at });
+    return results;
+  });
 }

@@ -1,3 +1,4 @@
+import type { TransactionSql } from "postgres";
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
@@ -75,12 +76,26 @@ export function emittedBytes(action: CallAction): number {
   return Buffer.byteLength("tool_result", "utf8") + size(action.outcome) + content;
 }
 
+/** One transition's part of the statement's input (see transitionStatement). */
+interface TransitionInput {
+  sid: string;
+  seq: number;
+  host: string | null;
+  conn: string | null;
+  records: { kind: string; payload: unknown }[];
+  ends: boolean;
+  returns: boolean;
+  outcome?: unknown;
+  bytes: number;
+}
+
 /**
  * Applies one host report to an open call and journals it, in one statement. The update is
  * conditional on the call being open (`running` or `returned`) and dispatched to this host, so a
  * report that arrives after a terminal cause (deadline, cancellation, loss, an earlier finish)
  * writes nothing: the first terminal cause wins inside the database. An emission that would take
- * the activation past `maxBytes` writes nothing either, and says so (`overBudget`).
+ * the activation past `maxBytes` writes nothing either, and says so (`overBudget`). Reports on
+ * calls of different sessions in one batch share the statement (writer-merge.ts).
  */
 export function transitionCall(
   ref: CallRef,
@@ -88,72 +103,103 @@ export function transitionCall(
   maxBytes = Number.MAX_SAFE_INTEGER,
 ): WriteOp<TransitionResult> {
   const p = plan(ref.seq, action);
-  const input = JSON.stringify(p.records);
-  const n = p.records.length;
-  const outcome = p.outcome === null ? null : JSON.stringify(p.outcome);
-  const bytes = emittedBytes(action);
-  const hostId = "hostId" in ref ? ref.hostId : null;
-  const connectionId = "connectionId" in ref ? ref.connectionId : null;
+  const input: TransitionInput = {
+    sid: ref.sessionId,
+    seq: ref.seq,
+    host: "hostId" in ref ? ref.hostId : null,
+    conn: "connectionId" in ref ? ref.connectionId : null,
+    records: p.records,
+    ends: p.ends,
+    returns: p.returns,
+    bytes: emittedBytes(action),
+  };
+  // Absent rather than null: a JSON null would read as the outcome `null`.
+  if (p.outcome !== null) input.outcome = p.outcome;
   const touched = emptyKeys();
   touched.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
+  const many = (tx: TransactionSql, all: TransitionInput[]) => transitionStatement(tx, all, maxBytes);
   return {
     notify: touched,
     keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
-    run: (tx) =>
-      tx<{ seq: number | null; over_budget: boolean }[]>`
-        WITH open_call AS (
-          -- The session row share-locked before the budget is charged, as the foreign key from
-          -- activation_budgets did (migration 0014 dropped it): a session deleted meanwhile gets
-          -- no orphan budget row, and its deletion waits for this statement to commit.
-          SELECT c.activation_seq FROM calls c JOIN sessions x ON x.id = c.session_id
-          WHERE c.session_id = ${ref.sessionId} AND c.seq = ${ref.seq}
-            AND (c.host_id = ${hostId}::uuid OR c.connection_id = ${connectionId}::uuid)
-            AND c.state IN ('running', 'returned')
-          FOR KEY SHARE OF x
-        ),
-        b AS (
-          INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
-          SELECT ${ref.sessionId}, activation_seq, ${bytes}::bigint FROM open_call
-          WHERE ${bytes}::bigint > 0 AND ${bytes}::bigint <= ${maxBytes}::bigint
-          ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
-          WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
-          RETURNING 1
-        ),
-        c AS (
-          UPDATE calls SET
-            state = CASE WHEN ${p.ends}::boolean THEN 'ended' WHEN ${p.returns}::boolean THEN 'returned' ELSE state END,
-            outcome = CASE WHEN ${p.ends}::boolean
-                           THEN COALESCE(${outcome}::text::jsonb, outcome, '{"status":"ok"}'::jsonb)
-                           ELSE COALESCE(${outcome}::text::jsonb, outcome) END,
-            returned_at = CASE WHEN ${p.returns}::boolean THEN clock_timestamp() ELSE returned_at END,
-            ended_at = CASE WHEN ${p.ends}::boolean THEN clock_timestamp() ELSE ended_at END
-          WHERE session_id = ${ref.sessionId} AND seq = ${ref.seq}
-            AND (host_id = ${hostId}::uuid OR connection_id = ${connectionId}::uuid)
-            AND state IN ('running', 'returned')
-            AND (${bytes}::bigint = 0 OR EXISTS (SELECT 1 FROM b))
-          RETURNING outcome
-        ),
-        input AS (
-          SELECT e.ord, e.v->>'kind' AS kind, e.v->'payload' AS payload
-          FROM jsonb_array_elements(${input}::text::jsonb) WITH ORDINALITY AS e(v, ord)
-        ),
-        s AS (
-          UPDATE sessions SET last_seq = last_seq + ${n}
-          WHERE id = ${ref.sessionId} AND EXISTS (SELECT 1 FROM c)
-          RETURNING last_seq - ${n} AS base
-        ),
-        r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
-          SELECT ${ref.sessionId}, s.base + i.ord, i.kind,
-                 CASE WHEN i.kind = 'tool_call_ended'
-                      THEN jsonb_build_object('call', ${ref.seq}::bigint, 'outcome', c.outcome)
-                      ELSE i.payload END
-          FROM s, input i, c
-          RETURNING seq
-        )
-        SELECT (SELECT max(seq) FROM r) AS seq,
-               (EXISTS (SELECT 1 FROM open_call) AND ${bytes}::bigint > 0 AND NOT EXISTS (SELECT 1 FROM b)) AS over_budget`.then(
-        ([row]) => ({ seq: row?.seq ?? null, ended: p.ends, overBudget: row?.over_budget ?? false, bytes }),
-      ),
+    merge: {
+      kind: `transition:${maxBytes}`,
+      session: ref.sessionId.toLowerCase(),
+      input,
+      many: (tx, all) => many(tx, all as TransitionInput[]),
+    },
+    run: (tx) => many(tx, [input]).then(([result]) => result!),
   };
+}
+
+/** The transition statement, for one or several reports on calls of distinct sessions. */
+function transitionStatement(
+  tx: TransactionSql,
+  inputs: TransitionInput[],
+  maxBytes: number,
+): Promise<TransitionResult[]> {
+  const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
+  return tx<{ op: number; seq: number | null; over_budget: boolean }[]>`
+    WITH i AS (
+      SELECT * FROM jsonb_to_recordset(${json}::text::jsonb)
+        AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean, returns boolean,
+             outcome jsonb, bytes bigint)
+    ),
+    open_call AS (
+      -- The session row share-locked before the budget is charged, as the foreign key from
+      -- activation_budgets did (migration 0014 dropped it): a session deleted meanwhile gets
+      -- no orphan budget row, and its deletion waits for this statement to commit.
+      SELECT i.op, c.activation_seq FROM i
+      JOIN calls c ON c.session_id = i.sid AND c.seq = i.seq
+      JOIN sessions x ON x.id = i.sid
+      WHERE (c.host_id = i.host OR c.connection_id = i.conn) AND c.state IN ('running', 'returned')
+      FOR KEY SHARE OF x
+    ),
+    b AS (
+      INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
+      SELECT i.sid, o.activation_seq, i.bytes FROM i JOIN open_call o USING (op)
+      WHERE i.bytes > 0 AND i.bytes <= ${maxBytes}::bigint
+      ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
+      WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
+      RETURNING session_id
+    ),
+    c AS (
+      UPDATE calls c SET
+        state = CASE WHEN i.ends THEN 'ended' WHEN i.returns THEN 'returned' ELSE c.state END,
+        outcome = CASE WHEN i.ends THEN COALESCE(i.outcome, c.outcome, '{"status":"ok"}'::jsonb)
+                       ELSE COALESCE(i.outcome, c.outcome) END,
+        returned_at = CASE WHEN i.returns THEN clock_timestamp() ELSE c.returned_at END,
+        ended_at = CASE WHEN i.ends THEN clock_timestamp() ELSE c.ended_at END
+      FROM i
+      WHERE c.session_id = i.sid AND c.seq = i.seq
+        AND (c.host_id = i.host OR c.connection_id = i.conn)
+        AND c.state IN ('running', 'returned')
+        AND (i.bytes = 0 OR EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid))
+      RETURNING i.op, c.outcome
+    ),
+    s AS (
+      UPDATE sessions x SET last_seq = x.last_seq + jsonb_array_length(i.records)
+      FROM i JOIN c USING (op)
+      WHERE x.id = i.sid
+      RETURNING i.op, x.last_seq - jsonb_array_length(i.records) AS base
+    ),
+    r AS (
+      INSERT INTO records (session_id, seq, kind, payload)
+      SELECT i.sid, s.base + e.ord, e.v->>'kind',
+             CASE WHEN e.v->>'kind' = 'tool_call_ended'
+                  THEN jsonb_build_object('call', i.seq, 'outcome', c.outcome)
+                  ELSE e.v->'payload' END
+      FROM i JOIN s USING (op) JOIN c USING (op), jsonb_array_elements(i.records) WITH ORDINALITY AS e(v, ord)
+      RETURNING session_id, seq
+    )
+    SELECT i.op, (SELECT max(r.seq) FROM r WHERE r.session_id = i.sid) AS seq,
+           (EXISTS (SELECT 1 FROM open_call o WHERE o.op = i.op) AND i.bytes > 0
+            AND NOT EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid)) AS over_budget
+    FROM i ORDER BY i.op`.then((rows) =>
+    rows.map((row, k) => ({
+      seq: row.seq ?? null,
+      ended: inputs[k]!.ends,
+      overBudget: row.over_budget ?? false,
+      bytes: inputs[k]!.bytes,
+    })),
+  );
 }

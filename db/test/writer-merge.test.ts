@@ -1,0 +1,213 @@
+import { randomUUID } from "node:crypto";
+import {
+  appendRecords,
+  channelFor,
+  createSession,
+  endSession,
+  JournalWriter,
+  rel,
+  type Sql,
+  transitionCall,
+  type WriteOp,
+} from "@aexhq/brain-db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+
+// Appends and call transitions of different sessions in one batch share a statement
+// (db/src/writer-merge.ts). These tests run the same writes twice, merged into one batch and one by
+// one, and require the journals, calls and budgets to come out identical: merging may change the
+// number of statements and nothing else.
+
+let db: TestDatabase;
+const serverId = randomUUID();
+const hostId = randomUUID();
+const connectionId = randomUUID();
+const writers: JournalWriter[] = [];
+const MAX_BYTES = 200;
+
+function writer(sql: Sql): JournalWriter {
+  const w = new JournalWriter(sql, { channel: channelFor("brain"), origin: randomUUID() });
+  writers.push(w);
+  return w;
+}
+
+const newSession = (id: string) =>
+  createSession({
+    id,
+    hostId,
+    model: { provider: "scripted", script: [] },
+    tools: [],
+    metadata: {},
+    ownerId: serverId,
+    created: {},
+  });
+
+const started = (tool: string) => ({
+  kind: "tool_call_started",
+  payload: { tool, input: { tool } },
+  call: { tool, activationSeq: 2, hostId, connectionId, state: "running" as const, deadlineAt: null },
+});
+
+/** Sessions a, b, c (c ended), each with an activation and a running call at seq 3. */
+async function prepare(w: JournalWriter): Promise<{ a: string; b: string; c: string }> {
+  const ids = { a: randomUUID(), b: randomUUID(), c: randomUUID() };
+  for (const id of Object.values(ids)) {
+    await w.submit(newSession(id));
+    await w.submit(appendRecords(id, [{ kind: "model_call_started", payload: { activation: 2 } }, started("t")]));
+  }
+  await w.submit(endSession(ids.c, "done"));
+  return ids;
+}
+
+/**
+ * The writes under test, in submission order. Each session gets several, interleaved with the
+ * others', so a merged batch holds rounds: a session's k-th write in the k-th statement of its kind.
+ */
+function script(s: { a: string; b: string; c: string }): WriteOp<unknown>[] {
+  const onA = { sessionId: s.a, seq: 3, hostId };
+  const onB = { sessionId: s.b, seq: 3, hostId };
+  return [
+    appendRecords(s.a, [
+      { kind: "note", payload: { n: 1 } },
+      { kind: "reply", payload: { to: rel(-1) } },
+    ]),
+    transitionCall(onB, { type: "emit", kind: "progress", data: { pct: 50 } }, MAX_BYTES),
+    appendRecords(s.c, [{ kind: "note", payload: { refused: true } }]),
+    appendRecords(s.b, [{ kind: "model_call_started", payload: { activation: 2 } }, started("u")]),
+    transitionCall(onA, { type: "emit", kind: "progress", data: { big: "x".repeat(MAX_BYTES) } }, MAX_BYTES),
+    transitionCall(onB, { type: "result", outcome: { status: "ok" }, content: "half" }, MAX_BYTES),
+    appendRecords(s.a, [{ kind: "note", payload: { n: 2 } }], { epoch: 999 }),
+    transitionCall(onA, { type: "finish", outcome: { status: "ok" }, content: "done" }, MAX_BYTES),
+    transitionCall(onB, { type: "finish" }, MAX_BYTES),
+    transitionCall(onA, { type: "emit", kind: "late", data: {} }, MAX_BYTES),
+    appendRecords(s.b, [{ kind: "note", payload: { after: rel(-1) } }]),
+  ];
+}
+
+/** Everything the writes left behind in a session, with ids left out so two runs compare. */
+async function stateOf(sql: Sql, id: string) {
+  const records = await sql<
+    { seq: number; kind: string; payload: unknown }[]
+  >`SELECT seq, kind, payload FROM records WHERE session_id = ${id} ORDER BY seq`;
+  const calls = await sql`
+    SELECT seq, tool, state, outcome, activation_seq, returned_at IS NOT NULL AS returned, ended_at IS NOT NULL AS ended
+    FROM calls WHERE session_id = ${id} ORDER BY seq`;
+  const budgets = await sql`
+    SELECT activation_seq, model_calls, emitted_bytes FROM activation_budgets WHERE session_id = ${id}`;
+  const [session] = await sql`SELECT last_seq FROM sessions WHERE id = ${id}`;
+  return { records: [...records], calls: [...calls], budgets: [...budgets], lastSeq: session?.last_seq };
+}
+
+/** Results without what differs between runs (timestamps). */
+const comparable = (results: unknown[]) =>
+  JSON.parse(JSON.stringify(results, (k, v) => (k === "createdAt" ? undefined : v)));
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 6 });
+  await db.sql`INSERT INTO servers (id) VALUES (${serverId})`;
+  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+});
+afterAll(async () => {
+  await Promise.all(writers.map((w) => w.close()));
+  await db?.drop();
+});
+
+/** Submits `ops` so that they commit as one batch: queued while an earlier batch is in flight. */
+async function asOneBatch(w: JournalWriter, ops: WriteOp<unknown>[]): Promise<PromiseSettledResult<unknown>[]> {
+  const blocker = w.submit({
+    keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
+    run: (tx) => tx`SELECT pg_sleep(0.05)`.execute(),
+  });
+  const results = Promise.allSettled(ops.map((op) => w.submit(op)));
+  await blocker;
+  return results;
+}
+
+describe("writes merged into one statement per kind", () => {
+  it("journals exactly what the same writes one by one journal, in fewer statements", async () => {
+    const w = writer(db.sql);
+    const merged = await prepare(w);
+    const single = await prepare(w);
+
+    const before = { ...w.stats };
+    const mergedResults = await asOneBatch(w, script(merged));
+    expect(w.stats.batches - before.batches).toBe(2);
+    const writes = w.stats.writes - before.writes - 1;
+    const statements = w.stats.statements - before.statements - 1;
+    expect(writes).toBe(11);
+    // Rounds: a1 b1 c1 | b2 a2 | b3 a3 | a4 b4 | a5 … merged by kind within each round.
+    expect(statements).toBeLessThan(writes);
+    expect(w.stats.merged - before.merged).toBe(1);
+    expect(w.stats.fallbacks).toBe(before.fallbacks);
+
+    const singleResults: PromiseSettledResult<unknown>[] = [];
+    for (const op of script(single)) {
+      singleResults.push(await w.submit(op).then((value) => ({ status: "fulfilled" as const, value })));
+    }
+    expect(comparable(mergedResults)).toEqual(comparable(singleResults));
+    for (const key of ["a", "b", "c"] as const) {
+      expect(await stateOf(db.sql, merged[key])).toEqual(await stateOf(db.sql, single[key]));
+    }
+
+    // What the script means, spelled out once (the comparison alone would pass if both were wrong).
+    const [a, b] = [await stateOf(db.sql, merged.a), await stateOf(db.sql, merged.b)];
+    const kinds = (x: { records: { kind: string }[] }) => x.records.map((r) => r.kind).slice(3);
+    // a: its note and reply (resolved to the note's seq), the over-budget emit and the fenced
+    // append left out, its finish, and nothing after it.
+    expect(kinds(a)).toEqual(["note", "reply", "tool_result", "tool_call_ended"]);
+    expect(a.records[4]!.payload).toEqual({ to: 4 });
+    expect(a.calls[0]).toMatchObject({ state: "ended", outcome: { status: "ok" } });
+    // b: the emit, its second model call and call, the result, the end, and the note after it.
+    expect(kinds(b)).toEqual([
+      "progress",
+      "model_call_started",
+      "tool_call_started",
+      "tool_result",
+      "tool_call_ended",
+      "note",
+    ]);
+    expect(b.records[8]!.payload).toEqual({ after: 8 });
+    expect(b.budgets).toEqual([{ activation_seq: 2, model_calls: 2, emitted_bytes: 48 }]);
+    expect((await stateOf(db.sql, merged.c)).lastSeq).toBe(5);
+    const values = mergedResults.map((r) => (r as PromiseFulfilledResult<unknown>).value);
+    expect(values[2]).toEqual({ records: [] });
+    expect(values[4]).toMatchObject({ seq: null, overBudget: true });
+    expect(values[6]).toEqual({ records: [] });
+    expect(values[9]).toMatchObject({ seq: null, overBudget: false });
+  });
+
+  it("a write that fails in a merged statement fails alone; the others commit", async () => {
+    const w = writer(db.sql);
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of ids) await w.submit(newSession(id));
+    const before = { ...w.stats };
+    const [good1, bad, good2] = await asOneBatch(w, [
+      appendRecords(ids[0]!, [{ kind: "note", payload: { ok: 1 } }]),
+      // Postgres refuses a NUL in jsonb text: the merged statement fails as a whole.
+      appendRecords(ids[1]!, [{ kind: "note", payload: { text: "a\u0000b" } }]),
+      appendRecords(ids[2]!, [{ kind: "note", payload: { ok: 2 } }]),
+    ]);
+    expect(w.stats.fallbacks - before.fallbacks).toBe(1);
+    expect(good1).toMatchObject({ status: "fulfilled", value: { records: [{ seq: 2, kind: "note" }] } });
+    expect(bad!.status).toBe("rejected");
+    expect(good2).toMatchObject({ status: "fulfilled", value: { records: [{ seq: 2, kind: "note" }] } });
+    expect((await stateOf(db.sql, ids[1]!)).lastSeq).toBe(1);
+  });
+
+  it("a session id spelled in capitals merges as that session", async () => {
+    const w = writer(db.sql);
+    const id = randomUUID();
+    const other = randomUUID();
+    for (const x of [id, other]) await w.submit(newSession(x));
+    const results = await asOneBatch(w, [
+      appendRecords(id, [{ kind: "note", payload: { n: 1 } }]),
+      appendRecords(other, [{ kind: "note", payload: { n: 1 } }]),
+      appendRecords(id.toUpperCase(), [{ kind: "note", payload: { n: 2 } }]),
+    ]);
+    const seqs = results.map(
+      (r) => (r as PromiseFulfilledResult<{ records: { seq: number }[] }>).value.records[0]?.seq,
+    );
+    expect(seqs).toEqual([2, 2, 3]);
+    expect((await stateOf(db.sql, id)).records.map((r) => r.payload)).toEqual([{}, { n: 1 }, { n: 2 }]);
+  });
+});
