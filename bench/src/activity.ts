@@ -1,4 +1,4 @@
-import postgres from "postgres";
+import { plainSql } from "./database.js";
 
 /**
  * Samples pg_stat_activity for the Brain server's backends every few milliseconds while a scenario
@@ -38,7 +38,7 @@ export class ActivitySampler {
   }
 
   private async loop(): Promise<void> {
-    const sql = postgres(this.url, { max: 1, onnotice: () => {} });
+    const sql = plainSql(this.url, 1);
     try {
       while (!this.stopping) {
         const rows = await sql<{ state: string | null; wait: string | null; query: string }[]>`

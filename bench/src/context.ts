@@ -91,12 +91,14 @@ export async function startBrain(
   options: { probe?: boolean } = {},
 ): Promise<BrainUnderTest> {
   const nodeArgs: string[] = [];
+  const hostArgs: string[] = [];
   if (ctx.cpuProf) {
     const dir = join(ctx.root, "bench/results/profiles");
     mkdirSync(dir, { recursive: true });
     // Profiles are large and per machine: keep them out of git without touching .gitignore.
     writeFileSync(join(dir, ".gitignore"), "*\n");
     nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=server-${scenario}.cpuprofile`);
+    hostArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=host-${scenario}.cpuprofile`);
   }
   if (options.probe) {
     nodeArgs.push("--expose-gc", "--import", new URL("./server-probe.js", import.meta.url).href);
@@ -104,7 +106,7 @@ export async function startBrain(
   const dataDir = mkdtempSync(join(tmpdir(), "brain-bench-server-"));
   const token = randomBytes(24).toString("base64url");
   const server = await spawnServer({ root: ctx.root, databaseUrl: ctx.databaseUrl, token, dataDir, nodeArgs });
-  const host = forkChild(new URL("./host.js", import.meta.url).pathname);
+  const host = forkChild(new URL("./host.js", import.meta.url).pathname, { execArgv: hostArgs });
   // The runner itself is "bench": it is idle while measuring, except for the activity sampler.
   const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid, bench: process.pid }), ctx.database);
   const sampler = ctx.sampleActivity ? new ActivitySampler(ctx.databaseUrl, ctx.database) : undefined;

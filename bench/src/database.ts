@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startEmbeddedPostgres } from "@aexhq/brain-db";
+import { socketOf, startEmbeddedPostgres } from "@aexhq/brain-db";
 import postgres, { type Sql } from "postgres";
 
 /** The Postgres a run uses: DATABASE_URL if set, else the embedded one under .brain-bench/pg. */
@@ -29,7 +29,16 @@ export function withDatabase(url: string, database: string): string {
 }
 
 export function adminSql(url: string): Sql {
-  return postgres(url, { max: 1, onnotice: () => {} });
+  return plainSql(url, 1);
+}
+
+/**
+ * A bare postgres.js pool for the bench's own work (baselines, setup), reaching Postgres the way
+ * Brain does: a URL's libpq-style `?host=/socket/dir` means the Unix socket, for both.
+ */
+export function plainSql(url: string, max: number): Sql {
+  const socket = socketOf(url);
+  return postgres(socket.url, { max, onnotice: () => {}, ...(socket.path ? { path: socket.path } : {}) });
 }
 
 /** A run killed before it could drop its database leaves it behind; a later run drops it after this. */

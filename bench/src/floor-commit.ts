@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import postgres from "postgres";
 import type { Scenario } from "./context.js";
+import { plainSql } from "./database.js";
 import { CpuMeter } from "./proc.js";
 import { type Figure, latency, rate } from "./stats.js";
 
@@ -22,8 +22,8 @@ export const floorCommit: Scenario = {
       CREATE TABLE IF NOT EXISTS bench.floor (
         session_id uuid NOT NULL, seq bigint NOT NULL, kind text NOT NULL, payload jsonb NOT NULL,
         created_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (session_id, seq))`;
-    const one = postgres(ctx.databaseUrl, { max: 1, onnotice: () => {} });
-    const listener = postgres(ctx.databaseUrl, { max: 1, onnotice: () => {} });
+    const one = plainSql(ctx.databaseUrl, 1);
+    const listener = plainSql(ctx.databaseUrl, 1);
     const figures: Figure[] = [];
     try {
       const session = randomUUID();
@@ -122,7 +122,7 @@ export const floorCommit: Scenario = {
 
 /** Commits per second from 8 connections (64 concurrent statements), with or without NOTIFY. */
 async function concurrentCommits(url: string, database: string, ms: number, notify: boolean): Promise<Figure> {
-  const pool = postgres(url, { max: 8, onnotice: () => {} });
+  const pool = plainSql(url, 8);
   try {
     const sessions = Array.from({ length: 64 }, () => randomUUID());
     const seqs = new Array<number>(64).fill(1_000_000);

@@ -308,3 +308,6 @@ serve({
     return null;
   },
 });
+
+// Exit (rather than die) on the runner's SIGTERM, so that `--cpu-prof` writes the host's profile.
+process.on("SIGTERM", () => process.exit(0));

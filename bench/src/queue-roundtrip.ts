@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import postgres from "postgres";
 import type { BenchContext } from "./context.js";
+import { plainSql } from "./database.js";
 import { CpuMeter } from "./proc.js";
 import { type Figure, latency, rate } from "./stats.js";
 
@@ -25,7 +25,7 @@ export interface QueueUnderTest {
  * for a job's completion before sending it, under an id it chose, so no completion can be missed.
  */
 export async function measureQueue(ctx: BenchContext, queue: QueueUnderTest): Promise<Figure[]> {
-  const listener = postgres(ctx.databaseUrl, { max: 1, onnotice: () => {} });
+  const listener = plainSql(ctx.databaseUrl, 1);
   const waiters = new Map<string, (at: number) => void>();
   try {
     await listener.listen(queue.channel, (payload) => {

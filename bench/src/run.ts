@@ -7,7 +7,6 @@ import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { componentCall } from "./component-call.js";
 import {
   type BenchContext,
@@ -20,6 +19,7 @@ import {
 import {
   createRunDatabase,
   dropRunDatabase,
+  plainSql,
   postgresInfo,
   resolveCluster,
   type StatementStat,
@@ -138,7 +138,7 @@ async function main(): Promise<number> {
   log(`bench: Postgres ${cluster.description}`);
   const dbName = await createRunDatabase(cluster.adminUrl);
   const databaseUrl = withDatabase(cluster.adminUrl, dbName);
-  const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
+  const sql = plainSql(databaseUrl, 4);
   let dropping: Promise<void> | undefined;
   const cleanup = () => {
     dropping ??= sql

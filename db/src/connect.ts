@@ -69,9 +69,30 @@ export function openLane(pool: Sql, name: string, hooks: LaneHooks): Sql {
   );
 }
 
+/**
+ * libpq's way of naming a Unix socket, `?host=/run/postgresql` (a directory), which postgres.js does
+ * not read from a URL: the URL without it, and the socket's path (`<dir>/.s.PGSQL.<port>`).
+ */
+export function socketOf(url: string): { url: string; path?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url };
+  }
+  const dir = parsed.searchParams.get("host");
+  if (!dir?.startsWith("/")) return { url };
+  parsed.searchParams.delete("host");
+  const port = parsed.searchParams.get("port") ?? (parsed.port || "5432");
+  parsed.searchParams.delete("port");
+  return { url: parsed.toString(), path: `${dir.replace(/\/$/, "")}/.s.PGSQL.${port}` };
+}
+
 function open(url: string, options: ConnectOptions, extra: Record<string, unknown>): Sql {
   const schema = assertSchemaName(options.schema);
-  return postgres(url, {
+  const socket = socketOf(url);
+  return postgres(socket.url, {
+    ...(socket.path ? { path: socket.path } : {}),
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_S,

@@ -18,7 +18,7 @@ export {
 export type { CallKey } from "./call-key.js";
 export { callbackToken, verifyCallbackToken } from "./callback-token.js";
 export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
-export { type ConnectOptions, connect, type Sql } from "./connect.js";
+export { type ConnectOptions, connect, type Sql, socketOf } from "./connect.js";
 export {
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
@@ -200,4 +200,5 @@ export {
   SCHEMA_NAME_PATTERN,
 } from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
+export { corkPerTick } from "./socket-cork.js";
 export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";

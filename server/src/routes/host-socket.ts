@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
-import { closeConnection, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
+import { closeConnection, corkPerTick, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";
@@ -36,6 +36,8 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
       const { id: hostId } = request.params as { id: string };
       const query = QuerySchema.safeParse(request.query);
       const attachedOnly = query.success && query.data.sessions === "attached";
+      // A commit sends many frames to one host at once: one system call for them all.
+      corkPerTick(request.raw.socket);
       const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId, { attachedOnly });
       rt.hosts.add(conn);
       conn.start(() => {
