@@ -1,6 +1,7 @@
 // The host application: a separate process that uses only the public SDK (@aexhq/brain), like a
 // customer's app. It declares the benchmark tools, keeps one host connection, drives turns and
 // timestamps them. The runner forks it and talks to it over the IPC channel (rpc.ts).
+import { Agent as HttpAgent, get as httpGet } from "node:http";
 import { Brain, type ScriptStep, type Session, tool } from "@aexhq/brain";
 import WebSocket from "ws";
 import { z } from "zod";
@@ -141,14 +142,25 @@ serve({
     return null;
   },
 
-  /** The HTTP floor between these two processes: GET /healthz with the same fetch the SDK uses. */
+  /**
+   * The HTTP floor between these two processes: GET /healthz the way the SDK sends requests
+   * (node:http on a keep-alive connection, sdk/src/http-transport.ts).
+   */
   async http(args: { n: number }): Promise<number[]> {
-    const once = async () => {
-      const t0 = performance.now();
-      const response = await fetch(`${baseUrl}/healthz`);
-      await response.json();
-      return performance.now() - t0;
-    };
+    const agent = new HttpAgent({ keepAlive: true });
+    const once = () =>
+      new Promise<number>((resolve, reject) => {
+        const t0 = performance.now();
+        httpGet(`${baseUrl}/healthz`, { agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            resolve(performance.now() - t0);
+          });
+          res.on("error", reject);
+        }).on("error", reject);
+      });
     for (let i = 0; i < 100; i++) await once();
     const samples: number[] = [];
     for (let i = 0; i < args.n; i++) samples.push(await once());

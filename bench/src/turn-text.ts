@@ -24,7 +24,7 @@ export const turnText: Scenario = {
         ),
         ...segmentFigures("turn_text", seg),
         latency("floor_http", http, {
-          note: "GET /healthz from the host process to the server, fetch (undici) → Fastify: an HTTP round trip's floor",
+          note: "GET /healthz from the host process to the server, node:http keep-alive (as the SDK) → Fastify: an HTTP round trip's floor",
         }),
       ];
     }),

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { BrainError, ErrorBodySchema, isErrorCode } from "./contracts.js";
+import { fetchTransport, type HttpAnswer, nodeTransport, type Transport } from "./http-transport.js";
 
 export interface RequestSpec<T> {
   body?: unknown;
@@ -17,18 +18,17 @@ export interface RequestSpec<T> {
 /** Brain's HTTP API with a bearer token (operator or application): JSON in, validated JSON out, BrainError on failure. */
 export class HttpClient {
   readonly baseUrl: string;
+  private readonly transport: Transport;
 
+  /** `fetchImpl`: the application's own fetch (BrainOptions.fetch); else node:http (http-transport.ts). */
   constructor(
     baseUrl: string,
     private readonly token: string,
-    /**
-     * The fetch to use: the application's own (BrainOptions.fetch), else whatever the global one is
-     * at the time of each request, so instrumentation that wraps it later still sees our requests.
-     */
-    private readonly fetchImpl: typeof fetch = (input, init) => globalThis.fetch(input, init),
+    fetchImpl?: typeof fetch,
   ) {
     // Joined by string, not `new URL(path, base)`, so a base with a path prefix keeps it.
     this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.transport = fetchImpl ? fetchTransport(fetchImpl) : nodeTransport();
   }
 
   url(path: string, query?: RequestSpec<unknown>["query"]): string {
@@ -43,7 +43,8 @@ export class HttpClient {
   async request<T>(method: string, path: string, spec: RequestSpec<T> = {}): Promise<T> {
     const response = await this.fetch(method, path, spec);
     if (spec.schema === undefined) {
-      await response.body?.cancel();
+      // Read to the end, so that the connection can carry the next request.
+      await response.text().catch(() => "");
       return undefined as T;
     }
     let json: unknown;
@@ -60,14 +61,14 @@ export class HttpClient {
   }
 
   /** Sends a request and returns the successful response unread (for streamed bodies). */
-  async fetch(method: string, path: string, spec: RequestSpec<unknown> = {}): Promise<Response> {
+  async fetch(method: string, path: string, spec: RequestSpec<unknown> = {}): Promise<HttpAnswer> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.token}` };
     if (spec.body !== undefined) headers["content-type"] = "application/json";
     if (spec.raw !== undefined) headers["content-type"] = spec.raw.contentType;
     if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
-    let response: Response;
+    let response: HttpAnswer;
     try {
-      response = await this.fetchImpl(this.url(path, spec.query), {
+      response = await this.transport(this.url(path, spec.query), {
         method,
         headers,
         ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
@@ -87,7 +88,7 @@ export class HttpClient {
 }
 
 /** A BrainError from a failed answer: its error body when it has one, `request_failed` otherwise. */
-export async function errorFrom(response: Response, what: string): Promise<BrainError> {
+export async function errorFrom(response: HttpAnswer, what: string): Promise<BrainError> {
   const text = await response.text().catch(() => "");
   let json: unknown;
   try {

@@ -8,6 +8,7 @@ import {
   PostMessageResultSchema,
 } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
+import type { HttpAnswer } from "./http-transport.js";
 import { ndjsonLines } from "./ndjson.js";
 import { readEvent } from "./parse-event.js";
 
@@ -44,7 +45,7 @@ type Verdict = { text: string } | { error: BrainError };
 export async function answerTurn(
   http: HttpClient,
   sessionPath: string,
-  response: Response,
+  response: HttpAnswer,
   signal?: AbortSignal,
 ): Promise<string> {
   const header = Number(response.headers.get("brain-sequence") ?? Number.NaN);
