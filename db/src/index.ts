@@ -27,6 +27,7 @@ export {
 } from "./embedded.js";
 export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
 export { isDataException } from "./errors.js";
+export { asStoredJson } from "./jsonb-order.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
 export { appliedVersions, bossInstalled, migrationScript, pendingMigrations } from "./migrate-script.js";
@@ -46,6 +47,7 @@ export {
   type NewCall,
   type NewRecord,
   rel,
+  resolveRelative,
 } from "./ops/append.js";
 export {
   type CallAction,
@@ -201,4 +203,4 @@ export {
 } from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
 export { corkPerTick } from "./socket-cork.js";
-export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions } from "./writer.js";
+export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions, type WrittenRecord } from "./writer.js";

@@ -9,12 +9,23 @@ import type { Socket } from "node:net";
  * already holding (corked by its owner, as `ws` does per frame) nests inside.
  */
 export function corkPerTick(socket: Socket): void {
-  const write = socket.write;
+  const { write, destroy, end } = socket;
   let holding = false;
   const release = () => {
+    if (!holding) return;
     holding = false;
     if (!socket.destroyed) socket.uncork();
   };
+  // What the tick wrote goes out before the socket closes: an error frame written just before a
+  // terminate() (the host is told why) must not be lost with it.
+  socket.destroy = function (this: Socket, ...args: Parameters<Socket["destroy"]>) {
+    release();
+    return destroy.apply(this, args);
+  } as Socket["destroy"];
+  socket.end = function (this: Socket, ...args: unknown[]) {
+    release();
+    return (end as (...a: unknown[]) => Socket).apply(this, args);
+  } as Socket["end"];
   socket.write = function (this: Socket, ...args: Parameters<Socket["write"]>) {
     if (!holding && !socket.destroyed) {
       holding = true;

@@ -34,6 +34,21 @@ export interface WriteOp<R> {
    * retried write by write through `run`.
    */
   merge?: Mergeable<R>;
+  /**
+   * The records this write appended to its session, exactly as a reader of the journal would get
+   * them (payloads through asStoredJson), or null when it wrote none. Handed to `onCommit`, so
+   * that this process need not read back what it has just written. A write without it (or whose
+   * session another write of the batch touched without it) leaves its sessions to be read.
+   */
+  written?(result: R): { sessionId: string; records: WrittenRecord[] } | null;
+}
+
+/** A journal record as written, for the in-process wake-up path (see WriteOp.written). */
+export interface WrittenRecord {
+  seq: number;
+  kind: string;
+  payload: unknown;
+  createdAt: Date;
 }
 
 interface Queued {
@@ -47,8 +62,12 @@ export interface WriterOptions {
   channel: string;
   /** This process's id, carried in NOTIFY payloads. */
   origin: string;
-  /** Called after each commit with the union of its keys (the in-process wake-up path). */
-  onCommit?: (keys: CommitKeys) => void;
+  /**
+   * Called after each commit with the union of its keys (the in-process wake-up path), and the
+   * records written to each session that every write touching it described (WriteOp.written);
+   * a session touched but absent from `written` must be read.
+   */
+  onCommit?: (keys: CommitKeys, written: ReadonlyMap<string, WrittenRecord[]>) => void;
   maxBatch?: number;
   /** Told when the database goes away; while it is away, writes fail at once. */
   availability?: DatabaseAvailability;
@@ -180,7 +199,7 @@ export class JournalWriter {
       this.stats.batches++;
       this.stats.writes += batch.length;
       for (const [i, q] of batch.entries()) q.resolve(results[i]);
-      this.announce(keys);
+      this.announce(keys, batch, results);
       this.observe({ writes: batch.length, notifies: this.lastNotifies, ms: performance.now() - started });
     } catch (error) {
       // One by one only helps against a bad statement; against the database itself it would not.
@@ -380,14 +399,31 @@ export class JournalWriter {
     }
   }
 
-  private announce(keys: CommitKeys): void {
+  private announce(keys: CommitKeys, batch: Queued[], results: unknown[]): void {
     if (keys.sessions.size === 0 && keys.hosts.size === 0 && keys.releases.size === 0) return;
     try {
-      this.options.onCommit?.(keys);
+      this.options.onCommit?.(keys, writtenBy(batch, results));
     } catch {
       // A subscriber's failure must not fail a write that has already committed.
     }
   }
+}
+
+/** What a committed batch wrote, per session, where every write that touched the session said. */
+function writtenBy(batch: Queued[], results: unknown[]): Map<string, WrittenRecord[]> {
+  const written = new Map<string, WrittenRecord[]>();
+  const unknown = new Set<string>();
+  for (const [i, q] of batch.entries()) {
+    const w = q.op.written?.(results[i]) ?? null;
+    if (w !== null && w.records.length > 0) {
+      const list = written.get(w.sessionId);
+      if (list) list.push(...w.records);
+      else written.set(w.sessionId, [...w.records]);
+    }
+    for (const id of q.op.keys(results[i]).sessions.keys()) if (w === null || w.sessionId !== id) unknown.add(id);
+  }
+  for (const id of unknown) written.delete(id);
+  return written;
 }
 
 function unavailable(): BrainError {

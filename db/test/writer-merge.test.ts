@@ -100,7 +100,7 @@ async function stateOf(sql: Sql, id: string) {
 
 /** Results without what differs between runs (timestamps). */
 const comparable = (results: unknown[]) =>
-  JSON.parse(JSON.stringify(results, (k, v) => (k === "createdAt" ? undefined : v)));
+  JSON.parse(JSON.stringify(results, (k, v) => (k === "createdAt" || k === "writtenAt" ? undefined : v)));
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 6 });

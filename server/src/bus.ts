@@ -1,22 +1,29 @@
-import { type CommitKeys, Touch } from "@aexhq/brain-db";
+import { type CommitKeys, Touch, type WrittenRecord } from "@aexhq/brain-db";
 import { KeyedListeners } from "./keyed-listeners.js";
+
+/** `records`: what this process wrote to the session in that commit, when it knows it all. */
+type SessionHook = (sessionId: string, bits: number, records: WrittenRecord[] | undefined) => void;
 
 const EVERY_TOUCH = Object.values(Touch).reduce((all, bit) => all | bit, 0);
 
 /**
  * Delivers committed keys inside this process: from our own journal writer directly, and from
- * other processes through LISTEN/NOTIFY. Subscribers re-read the tables; the bus carries no data.
+ * other processes through LISTEN/NOTIFY. Subscribers re-read the tables; the bus carries no data,
+ * except the records our own writer described (WriteOp.written), which a session's Agentloop
+ * folds instead of reading them back.
  */
 export class CommitBus {
   private readonly sessions = new KeyedListeners<[bits: number]>();
-  private readonly sessionHooks: ((sessionId: string, bits: number) => void)[] = [];
+  private readonly sessionHooks: SessionHook[] = [];
   private readonly hostHooks: ((hostId: string) => void)[] = [];
   private readonly rescanHooks: (() => void)[] = [];
   private readonly releaseHooks: ((sessionId: string, hostId: string) => void)[] = [];
 
-  deliver(keys: CommitKeys): void {
+  /** `written`: from this process's writer only; a session it lacks must be read. */
+  deliver(keys: CommitKeys, written?: ReadonlyMap<string, WrittenRecord[]>): void {
     for (const [id, bits] of keys.sessions) {
-      for (const hook of this.sessionHooks) hook(id, bits);
+      const records = written?.get(id);
+      for (const hook of this.sessionHooks) hook(id, bits, records);
       this.sessions.emit(id, bits);
     }
     for (const h of keys.hosts) for (const hook of this.hostHooks) hook(h);
@@ -37,7 +44,7 @@ export class CommitBus {
     return this.sessions.on(sessionId, fn);
   }
 
-  onAnySession(fn: (sessionId: string, bits: number) => void): void {
+  onAnySession(fn: SessionHook): void {
     this.sessionHooks.push(fn);
   }
 

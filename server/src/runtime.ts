@@ -102,7 +102,7 @@ export async function startRuntime(
   const writer = new JournalWriter(sql, {
     channel,
     origin: serverId,
-    onCommit: (keys) => bus.deliver(keys),
+    onCommit: (keys, written) => bus.deliver(keys, written),
     availability,
     ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
@@ -168,8 +168,8 @@ export async function startRuntime(
   };
 
   await registerServer(sql, serverId);
-  bus.onAnySession((id, bits) => {
-    rt.actors.onCommit(id, bits);
+  bus.onAnySession((id, bits, records) => {
+    rt.actors.onCommit(id, bits, records);
     // A call that ended stops its model requests (a no-op without requests in flight).
     if (bits & (Touch.observation | Touch.ended)) {
       void rt.toolModels.stopEnded([id]).catch((err) => log.warn({ err }, "checking model requests failed"));

@@ -1,5 +1,6 @@
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
+import { lazyRecord } from "../jsonb-order.js";
 import type { WriteOp } from "../writer.js";
 
 /** A tool call row to create with its tool_call_started record. */
@@ -56,6 +57,22 @@ export function rel(offset: number): { $rel: number } {
   return { $rel: offset };
 }
 
+/**
+ * A payload's relative references resolved, as the append statement resolves them: `index` is the
+ * record's position in its append, `seqs` the sequences the append was given.
+ */
+export function resolveRelative(payload: unknown, index: number, seqs: number[]): unknown {
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
+  let out: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(payload)) {
+    if (v && typeof v === "object" && "$rel" in v) {
+      out ??= { ...(payload as Record<string, unknown>) };
+      out[k] = seqs[index + (v as { $rel: number }).$rel];
+    }
+  }
+  return out ?? payload;
+}
+
 /** One append's part of the statement's input (see appendStatement). */
 interface AppendInput {
   sid: string;
@@ -96,6 +113,16 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
       many: (tx, all) => appendStatement(tx, all as AppendInput[]),
     },
     run: (tx) => appendStatement(tx, [input]).then(([result]) => result!),
+    written: (result) => {
+      if (result.records.length === 0) return null;
+      const seqs = result.records.map((r) => r.seq);
+      return {
+        sessionId,
+        records: result.records.map((r, i) =>
+          lazyRecord(r.seq, r.kind, r.createdAt, () => resolveRelative(records[i]!.payload, i, seqs)),
+        ),
+      };
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import type { TransactionSql } from "postgres";
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import { lazyRecord } from "../jsonb-order.js";
 import type { WriteOp } from "../writer.js";
 
 /** What a host (or a worker) reports about one open call. */
@@ -26,6 +27,10 @@ export interface TransitionResult {
   /** Nothing was written because the activation's emission budget would be exceeded. */
   overBudget: boolean;
   bytes: number;
+  /** The call's outcome once this report ended it (the terminal record's), else undefined. */
+  outcome?: unknown;
+  /** When the report's records were written. */
+  writtenAt?: Date;
 }
 
 interface Plan {
@@ -128,6 +133,19 @@ export function transitionCall(
       many: (tx, all) => many(tx, all as TransitionInput[]),
     },
     run: (tx) => many(tx, [input]).then(([result]) => result!),
+    written: (result) => {
+      if (result.seq === null) return null;
+      const first = result.seq - p.records.length + 1;
+      const at = result.writtenAt ?? new Date();
+      return {
+        sessionId: ref.sessionId,
+        records: p.records.map((r, i) =>
+          lazyRecord(first + i, r.kind, at, () =>
+            r.kind === "tool_call_ended" ? { call: ref.seq, outcome: result.outcome } : r.payload,
+          ),
+        ),
+      };
+    },
   };
 }
 
@@ -138,7 +156,7 @@ function transitionStatement(
   maxBytes: number,
 ): Promise<TransitionResult[]> {
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
-  return tx<{ op: number; seq: number | null; over_budget: boolean }[]>`
+  return tx<{ op: number; seq: number | null; over_budget: boolean; outcome: unknown; at: Date | null }[]>`
     WITH i AS (
       SELECT * FROM jsonb_to_recordset(${json}::text::jsonb)
         AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean, returns boolean,
@@ -189,17 +207,24 @@ function transitionStatement(
                   THEN jsonb_build_object('call', i.seq, 'outcome', c.outcome)
                   ELSE e.v->'payload' END
       FROM i JOIN s USING (op) JOIN c USING (op), jsonb_array_elements(i.records) WITH ORDINALITY AS e(v, ord)
-      RETURNING session_id, seq
+      RETURNING session_id, seq, created_at
     )
     SELECT i.op, (SELECT max(r.seq) FROM r WHERE r.session_id = i.sid) AS seq,
            (EXISTS (SELECT 1 FROM open_call o WHERE o.op = i.op) AND i.bytes > 0
-            AND NOT EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid)) AS over_budget
+            AND NOT EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid)) AS over_budget,
+           (SELECT c.outcome FROM c WHERE c.op = i.op) AS outcome,
+           (SELECT min(r.created_at) FROM r WHERE r.session_id = i.sid) AS at
     FROM i ORDER BY i.op`.then((rows) =>
-    rows.map((row, k) => ({
-      seq: row.seq ?? null,
-      ended: inputs[k]!.ends,
-      overBudget: row.over_budget ?? false,
-      bytes: inputs[k]!.bytes,
-    })),
+    rows.map((row, k) => {
+      const result: TransitionResult = {
+        seq: row.seq ?? null,
+        ended: inputs[k]!.ends,
+        overBudget: row.over_budget ?? false,
+        bytes: inputs[k]!.bytes,
+      };
+      if (row.seq !== null && inputs[k]!.ends) result.outcome = row.outcome;
+      if (row.at) result.writtenAt = row.at;
+      return result;
+    }),
   );
 }

@@ -54,3 +54,15 @@ describe("corkPerTick", () => {
     expect(client.destroyed).toBe(true);
   });
 });
+
+describe("corkPerTick, closing", () => {
+  it("sends what the tick wrote before a destroy or an end in the same tick", async () => {
+    for (const close of ["destroy", "end"] as const) {
+      const { client, received } = await pair();
+      corkPerTick(client);
+      client.write("last words");
+      client[close]();
+      await expect.poll(received).toBe("last words");
+    }
+  });
+});

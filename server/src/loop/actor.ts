@@ -7,7 +7,9 @@ import {
   type NewRecord,
   readRecords,
   rel,
+  resolveRelative,
   type Sql,
+  type WrittenRecord,
 } from "@aexhq/brain-db";
 import type { FoldedRecord } from "../metrics/sink.js";
 import type { Services } from "../services.js";
@@ -15,7 +17,7 @@ import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
 import { announcedAsLoop } from "./own-message.js";
 import type { SessionInfo } from "./session-info.js";
-import { fold, initialState, type LoopState, roundSettled } from "./state.js";
+import { FOLDED_KINDS, fold, initialState, type LoopState, roundSettled } from "./state.js";
 import type { TurnEnd, TurnError } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
 import { withWorkerJobs } from "./worker-jobs.js";
@@ -24,6 +26,9 @@ export type ActorDeps = Pick<
   Services,
   "availability" | "boss" | "config" | "deadlineJobs" | "dispatch" | "log" | "metrics" | "sql" | "turns" | "writer"
 >;
+
+/** Records heard and not yet folded beyond which an actor reads the journal instead. */
+const MAX_HEARD = 256;
 
 /** Why an actor stopped running its session. */
 export type StopReason = "ended" | "fenced" | "shutdown";
@@ -51,6 +56,14 @@ export class SessionActor {
   private live = false;
   /** When each call still open started (epoch ms), as folded live: its latency for the metrics. */
   private readonly callStarts = new Map<number, number>();
+  /**
+   * Records this process's writer wrote to the session and described (bus.ts), in commit order:
+   * folded without reading them back. Only while `unsure` is false do they stand for the journal;
+   * any other wake (another process's commit, a write that did not describe its records, a
+   * rescan, a claim) sets it, and the next catch-up reads.
+   */
+  private readonly heardRecords: WrittenRecord[] = [];
+  private unsure = true;
 
   constructor(
     private readonly rt: ActorDeps,
@@ -63,7 +76,7 @@ export class SessionActor {
     this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
       if (w) rt.metrics.wakeWindow(w.firedAt - w.openedAt);
       this.lastWindow = w;
-      this.kick();
+      this.wake();
     });
   }
 
@@ -71,8 +84,34 @@ export class SessionActor {
     return this.stopped !== null;
   }
 
-  /** Runs steps until nothing is left to do; wakes that arrive meanwhile are coalesced. */
+  /** Runs steps until nothing is left to do, reading the journal first (a claim, a rescan). */
   kick(): void {
+    this.unsure = true;
+    this.wake();
+  }
+
+  /**
+   * A commit touched the session: `records` is what it wrote, when this process wrote and
+   * described all of it; undefined means the journal must be read.
+   */
+  heard(records: WrittenRecord[] | undefined): void {
+    if (records === undefined || this.heardRecords.length + records.length > MAX_HEARD) {
+      // Unknown, or more than an idle session should hold on to: the next catch-up reads.
+      this.unsure = true;
+      this.heardRecords.length = 0;
+      return;
+    }
+    for (const r of records) {
+      if (r.seq <= this.state.lastSeq) continue;
+      // Emissions and the like only advance the sequence: their data is not held on to.
+      this.heardRecords.push(
+        FOLDED_KINDS.has(r.kind) ? r : { seq: r.seq, kind: r.kind, payload: null, createdAt: r.createdAt },
+      );
+    }
+  }
+
+  /** Runs steps until nothing is left to do; wakes that arrive meanwhile are coalesced. */
+  private wake(): void {
     if (this.stopped) return;
     this.dirty = true;
     if (this.running) return;
@@ -144,7 +183,28 @@ export class SessionActor {
     }
   }
 
-  private async catchUp(): Promise<void> {
+  /**
+   * Folds what the journal holds beyond this actor's state: the records heard from this process's
+   * writer when they are all there is (nothing unsure, no gap, at least up to `through`), else
+   * what a read returns.
+   */
+  private async catchUp(through = 0): Promise<void> {
+    const heard = this.heardRecords.splice(0);
+    for (const r of heard) {
+      if (r.seq <= this.state.lastSeq) continue;
+      if (r.seq !== this.state.lastSeq + 1) {
+        this.unsure = true;
+        break;
+      }
+      this.apply(r.seq, r.kind, r.payload, r.createdAt);
+    }
+    if (!this.unsure && this.live && this.state.lastSeq >= through) {
+      this.rt.metrics.caughtUp("heard");
+      return;
+    }
+    this.rt.metrics.caughtUp("read");
+    // Cleared before the read: a wake that arrives while it runs sets it again.
+    this.unsure = false;
     for (;;) {
       const rows = await readRecords(this.rt.sql as Sql, this.session.id, this.state.lastSeq, 1000);
       for (const r of rows) this.apply(r.seq, r.kind, r.payload, r.created_at);
@@ -238,8 +298,13 @@ export class SessionActor {
     const seqs = result.records.map((r) => r.seq);
     const payloads = records.map((r, i) => resolveRelative(r.payload, i, seqs));
     const first = result.records[0]!;
-    if (first.seq !== this.state.lastSeq + 1) await this.catchUp();
+    if (first.seq !== this.state.lastSeq + 1) await this.catchUp(result.records.at(-1)!.seq);
     else for (const [i, r] of result.records.entries()) this.apply(r.seq, r.kind, payloads[i], r.createdAt);
+    // Its own records were heard too (the commit is announced before this resumes): let them go.
+    const heard = this.heardRecords;
+    let kept = 0;
+    while (kept < heard.length && heard[kept]!.seq <= this.state.lastSeq) kept++;
+    if (kept > 0) heard.splice(0, kept);
     for (const [i, r] of result.records.entries()) {
       if (r.kind === "activation_ended") this.rt.turns.emit(this.session.id, r.seq, payloads[i] as TurnEnd);
     }
@@ -372,14 +437,3 @@ export function messagePayload(text: string, deadline: number | null): Record<st
 }
 
 /** The payload as written: `rel(n)` fields become the sequence of the record n places away. */
-function resolveRelative(payload: unknown, index: number, seqs: number[]): unknown {
-  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
-  let out: Record<string, unknown> | null = null;
-  for (const [k, v] of Object.entries(payload)) {
-    if (v && typeof v === "object" && "$rel" in v) {
-      out ??= { ...(payload as Record<string, unknown>) };
-      out[k] = seqs[index + (v as { $rel: number }).$rel];
-    }
-  }
-  return out ?? payload;
-}

@@ -1,6 +1,6 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { sessionModelConfig } from "@aexhq/brain-core/models";
-import { claimSession, getSession, sessionNamedHosts, Touch } from "@aexhq/brain-db";
+import { claimSession, getSession, sessionNamedHosts, Touch, type WrittenRecord } from "@aexhq/brain-db";
 import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 
@@ -34,9 +34,11 @@ export class ActorRegistry {
     return this.actors.get(sessionId);
   }
 
-  onCommit(sessionId: string, bits: number): void {
+  /** `records`: what the commit wrote to the session, when this process wrote and described it all. */
+  onCommit(sessionId: string, bits: number, records?: WrittenRecord[]): void {
     const actor = this.actors.get(sessionId);
     if (actor) {
+      actor.heard(records);
       if (bits & (Touch.message | Touch.ended)) actor.window.now();
       else if (bits & Touch.observation) actor.window.observe();
       return;

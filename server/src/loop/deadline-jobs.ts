@@ -37,6 +37,8 @@ export class DeadlineJobs {
     return {
       keys: op.keys,
       exclusive: op.exclusive,
+      // The jobs write no records: what the append wrote is still all there is.
+      ...(op.written ? { written: (result: R) => op.written!(result) } : {}),
       // No `notify`: pg-boss's send may await before its statement, so the batch takes two round trips.
       run: (tx) => {
         const main = op.run(tx);

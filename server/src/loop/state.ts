@@ -128,6 +128,22 @@ function feedRound(state: LoopState): void {
   a.round = [];
 }
 
+/** The kinds whose payload `fold` reads (the switch below); any other record only advances lastSeq. */
+export const FOLDED_KINDS: ReadonlySet<string> = new Set([
+  "session_created",
+  "user_message",
+  "activation_started",
+  "model_call_started",
+  "model_call_ended",
+  "tool_call_started",
+  "tool_result",
+  "tool_returned",
+  "tool_call_ended",
+  "activation_ended",
+  "cancel_requested",
+  "session_ended",
+]);
+
 export function fold(state: LoopState, record: JournalRecord): void {
   if (record.seq <= state.lastSeq) return;
   state.lastSeq = record.seq;

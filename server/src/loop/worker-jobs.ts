@@ -17,6 +17,7 @@ export function withWorkerJobs(
   return {
     keys: op.keys,
     exclusive: op.exclusive,
+    ...(op.written ? { written: (result: AppendResult) => op.written!(result) } : {}),
     run: (tx) =>
       op.run(tx).then(async (result) => {
         const seqs = result.records.filter((_, i) => component[i]).map((r) => r.seq);

@@ -48,6 +48,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly commitSeconds: TallyHistogram<never>;
   private readonly notifiesSent: Tally<never>;
   private readonly notifiesReceived: Tally<never>;
+  private readonly catchUps: Tally<"source">;
 
   constructor(sources: MetricSources, options: { defaults?: boolean } = {}) {
     const registers = [this.registry];
@@ -124,6 +125,12 @@ export class PrometheusMetrics implements Metrics {
     this.notifiesReceived = new Tally({
       name: "brain_notifies_received_total",
       help: "NOTIFYs from other processes received on the LISTEN connection.",
+      registers,
+    });
+    this.catchUps = new Tally({
+      name: "brain_agentloop_catchups_total",
+      help: "Agentloop catch-ups with the journal: from records this server wrote (heard), or by reading it (read).",
+      labelNames: ["source"],
       registers,
     });
     new Gauge({
@@ -237,5 +244,9 @@ export class PrometheusMetrics implements Metrics {
 
   notified(): void {
     this.notifiesReceived.add("", () => ({}));
+  }
+
+  caughtUp(source: "heard" | "read"): void {
+    this.catchUps.add(source, () => ({ source }));
   }
 }

@@ -20,6 +20,11 @@ export interface Metrics {
   flushed(flush: FlushInfo): void;
   /** A NOTIFY from another process arrived on the LISTEN connection. */
   notified(): void;
+  /**
+   * An Agentloop caught up with its journal: only from records this process wrote and handed on
+   * (`heard`), or by reading it (`read`).
+   */
+  caughtUp(source: "heard" | "read"): void;
 }
 
 export interface FoldedRecord {
@@ -40,4 +45,5 @@ export const noMetrics: Metrics = {
   emitted() {},
   flushed() {},
   notified() {},
+  caughtUp() {},
 };

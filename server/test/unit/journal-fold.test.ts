@@ -1,8 +1,9 @@
 // The Agentloop's state is a fold of its journal: what a server (or the one taking a session
 // over) knows is exactly what replaying the records gives. No database: the records are written
 // here as the journal holds them.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { fold, initialState, type LoopState, roundSettled } from "../../src/loop/state.js";
+import { FOLDED_KINDS, fold, initialState, type LoopState, roundSettled } from "../../src/loop/state.js";
 
 function replay(records: [kind: string, payload: unknown][]): LoopState {
   const state = initialState();
@@ -131,5 +132,23 @@ describe("the journal fold", () => {
     expect(state.calls.get(3)?.deadline).toBe(9_000);
     expect(state.calls.get(4)?.deadline).toBeNull();
     expect(state.ended).toBe(true);
+  });
+});
+
+describe("FOLDED_KINDS", () => {
+  it("names exactly the kinds fold reads, so an Agentloop may drop other records' payloads", () => {
+    const source = readFileSync(new URL("../../src/loop/state.ts", import.meta.url), "utf8");
+    const body = source.slice(source.indexOf("export function fold("));
+    const cases = [...body.matchAll(/case "([a-z_]+)":/g)].map((m) => m[1]);
+    expect([...FOLDED_KINDS].sort()).toEqual([...new Set(cases)].sort());
+  });
+
+  it("an unfolded record advances the sequence and nothing else, whatever its payload", () => {
+    const a = initialState();
+    const b = initialState();
+    fold(a, { seq: 1, kind: "progress", payload: { text: "a", call: 3 } });
+    fold(b, { seq: 1, kind: "progress", payload: null });
+    expect(a).toEqual(b);
+    expect(a.lastSeq).toBe(1);
   });
 });

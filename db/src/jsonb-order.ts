@@ -1,0 +1,70 @@
+/**
+ * A JSON value as Postgres's jsonb gives it back: what JSON.stringify keeps, with every object's
+ * keys in jsonb's order (shorter keys first, then bytewise). A process that hands on what it has
+ * just written, instead of reading it back, hands on exactly what a reader would get, so a
+ * session's Agentloop sees the same journal whether it wrote, heard or read it.
+ */
+export function asStoredJson(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  return ordered(JSON.parse(JSON.stringify(value)));
+}
+
+function ordered(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = ordered(value[i]);
+    return value;
+  }
+  if (value === null || typeof value !== "object") return value;
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  if (keys.length < 2) {
+    if (keys.length === 1) source[keys[0]!] = ordered(source[keys[0]!]);
+    return source;
+  }
+  keys.sort(jsonbKeyOrder);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = ordered(source[k]);
+  return out;
+}
+
+/** jsonb's key order: by length in bytes, then by bytes (UTF-8). */
+export function jsonbKeyOrder(a: string, b: string): number {
+  if (isAscii(a) && isAscii(b)) {
+    if (a.length !== b.length) return a.length - b.length;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  const x = Buffer.from(a, "utf8");
+  const y = Buffer.from(b, "utf8");
+  return x.length !== y.length ? x.length - y.length : Buffer.compare(x, y);
+}
+
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/**
+ * A written record whose payload is worked out (asStoredJson of `source()`) only if someone reads
+ * it: most records handed on in-process are never folded (no Agentloop here, or an emission).
+ */
+export function lazyRecord(
+  seq: number,
+  kind: string,
+  createdAt: Date,
+  source: () => unknown,
+): { seq: number; kind: string; createdAt: Date; readonly payload: unknown } {
+  let done = false;
+  let payload: unknown;
+  return {
+    seq,
+    kind,
+    createdAt,
+    get payload() {
+      if (!done) {
+        payload = asStoredJson(source());
+        done = true;
+      }
+      return payload;
+    },
+  };
+}

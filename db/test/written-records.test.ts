@@ -1,0 +1,130 @@
+import { randomUUID } from "node:crypto";
+import {
+  appendRecords,
+  type CommitKeys,
+  channelFor,
+  createSession,
+  JournalWriter,
+  readRecords,
+  rel,
+  transitionCall,
+  type WrittenRecord,
+} from "@aexhq/brain-db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+
+// A committed batch hands this process the records it wrote (WriteOp.written), so that the
+// session's Agentloop folds them without reading them back. That is only sound if they are exactly
+// what a read returns: same sequences, kinds and payloads, keys in the order jsonb gives them.
+
+let db: TestDatabase;
+let writer: JournalWriter;
+const heard: { keys: CommitKeys; written: ReadonlyMap<string, WrittenRecord[]> }[] = [];
+const serverId = randomUUID();
+const hostId = randomUUID();
+const connectionId = randomUUID();
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.sql`INSERT INTO servers (id) VALUES (${serverId})`;
+  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  writer = new JournalWriter(db.sql, {
+    channel: channelFor("brain"),
+    origin: randomUUID(),
+    onCommit: (keys, written) => heard.push({ keys, written }),
+  });
+});
+afterAll(async () => {
+  await writer?.close();
+  await db?.drop();
+});
+
+async function newSession(): Promise<string> {
+  const id = randomUUID();
+  await writer.submit(
+    createSession({
+      id,
+      hostId,
+      model: { provider: "scripted", script: [] },
+      tools: [],
+      metadata: {},
+      ownerId: serverId,
+      created: {},
+    }),
+  );
+  return id;
+}
+
+/** Payloads as text, so that key order counts. */
+const asText = (records: { seq: number; kind: string; payload: unknown }[]) =>
+  records.map((r) => `${r.seq} ${r.kind} ${JSON.stringify(r.payload)}`);
+
+/** Every record the writer handed on for `sessionId`, in order. */
+const handedOn = (sessionId: string) => heard.flatMap((h) => h.written.get(sessionId) ?? []);
+
+describe("records handed on at commit", () => {
+  it("are what a read of the journal returns, key order and all", async () => {
+    const id = await newSession();
+    heard.length = 0;
+    const awkward = {
+      zebra: 1,
+      a: { longer_key: [3, { y: null, x: "é" }], b: true },
+      "10": "integer-like",
+      é: "two bytes",
+      e: 1e21,
+      small: 5e-324,
+      skipped: undefined,
+    };
+    const { records } = await writer.submit(
+      appendRecords(id, [
+        { kind: "model_call_started", payload: { activation: 1 } },
+        {
+          kind: "tool_call_started",
+          payload: { tool: "t", input: awkward, activation: rel(-1) },
+          call: { tool: "t", activationSeq: 1, hostId, connectionId, state: "running", deadlineAt: null },
+        },
+      ]),
+    );
+    const call = records[1]!.seq;
+    const ref = { sessionId: id, seq: call, hostId };
+    await writer.submit(transitionCall(ref, { type: "emit", kind: "progress", data: { z: 1, a: [{ c: 2, b: 1 }] } }));
+    await writer.submit(
+      transitionCall(ref, { type: "result", outcome: { status: "ok", value: { q: 1, p: 2 } } as never, content: "r" }),
+    );
+    // No outcome of its own: the terminal record carries the earlier result's, filled in by SQL.
+    await writer.submit(transitionCall(ref, { type: "finish" }));
+
+    const read = await readRecords(db.sql, id, 1);
+    expect(read.map((r) => r.kind)).toEqual([
+      "model_call_started",
+      "tool_call_started",
+      "progress",
+      "tool_result",
+      "tool_call_ended",
+    ]);
+    const mine = handedOn(id);
+    expect(asText(mine)).toEqual(asText(read));
+    // Key order is jsonb's, not the writer's: the comparison above would catch insertion order.
+    expect(JSON.stringify(mine[1]!.payload)).not.toBe(JSON.stringify({ tool: "t", input: awkward, activation: 2 }));
+    for (const [i, r] of mine.entries()) {
+      expect(Math.abs(r.createdAt.getTime() - read[i]!.created_at.getTime())).toBeLessThan(50);
+    }
+  });
+
+  it("leave out a session that a write without a description touched in the same batch", async () => {
+    const id = await newSession();
+    heard.length = 0;
+    const described = appendRecords(id, [{ kind: "note", payload: { n: 1 } }]);
+    // The same append without its description: the batch's records for the session are unknown.
+    const undescribed = { ...appendRecords(id, [{ kind: "note", payload: { n: 2 } }]), written: undefined };
+    const blocker = writer.submit({
+      keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
+      run: (tx) => tx`SELECT 1`.execute(),
+    });
+    const both = Promise.all([writer.submit(described), writer.submit(undescribed)]);
+    await blocker;
+    await both;
+    const batch = heard.find((h) => h.keys.sessions.has(id))!;
+    expect(batch.written.has(id)).toBe(false);
+  });
+});
