@@ -1,7 +1,10 @@
-// `node bench/dist/profile-summary.js <file.cpuprofile> [top]`: where a V8 CPU profile's time went.
-// Self time by function, and by package (node_modules/<name>, Brain's own packages, node internals,
-// GC, idle), so a profile of the server under a benchmark reads in one screen.
+// `node bench/dist/profile-summary.js <file.cpuprofile> [top] [--last S]`: where a V8 CPU profile's
+// time went. Self time by function, and by package (node_modules/<name>, Brain's own packages, node
+// internals, GC, idle), so a profile of the server under a benchmark reads in one screen.
+// `--last S`: only the last S seconds before the process began to stop (its final 0.3 s), i.e. a
+// scenario's measured window without the setup before it (3 for --quick throughput, 10 in full).
 import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 
 interface CallFrame {
   functionName: string;
@@ -40,17 +43,32 @@ function packageOf(frame: CallFrame): string {
   return url;
 }
 
+/** Which samples count: all, or those of the last `seconds` before the final 0.3 s. */
+function inWindow(profile: Profile, seconds: number | undefined): (i: number) => boolean {
+  if (seconds === undefined) return () => true;
+  const at: number[] = [];
+  let t = profile.startTime;
+  for (const d of profile.timeDeltas) at.push((t += d));
+  const end = profile.endTime - 300_000;
+  const start = end - seconds * 1e6;
+  return (i) => at[i]! >= start && at[i]! <= end;
+}
+
 function main(): void {
-  const [file, topText] = process.argv.slice(2);
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { last: { type: "string" } } });
+  const [file, topText] = positionals;
   if (!file) {
-    process.stderr.write("usage: node bench/dist/profile-summary.js <file.cpuprofile> [top]\n");
+    process.stderr.write("usage: node bench/dist/profile-summary.js <file.cpuprofile> [top] [--last S]\n");
     process.exit(2);
   }
   const top = Number(topText ?? 25);
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const counted = inWindow(profile, values.last === undefined ? undefined : Number(values.last));
   const self = new Map<number, number>();
-  for (const [i, id] of profile.samples.entries()) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  for (const [i, id] of profile.samples.entries()) {
+    if (counted(i)) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
+  }
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const idle = [...self]
     .filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)")
