@@ -48,7 +48,10 @@ function inWindow(profile: Profile, seconds: number | undefined): (i: number) =>
   if (seconds === undefined) return () => true;
   const at: number[] = [];
   let t = profile.startTime;
-  for (const d of profile.timeDeltas) at.push((t += d));
+  for (const d of profile.timeDeltas) {
+    t += d;
+    at.push(t);
+  }
   const end = profile.endTime - 300_000;
   const start = end - seconds * 1e6;
   return (i) => at[i]! >= start && at[i]! <= end;
