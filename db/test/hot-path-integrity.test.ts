@@ -3,7 +3,6 @@ import {
   appendRecords,
   channelFor,
   connect,
-  createSession,
   deleteSession,
   endCalls,
   endSession,
@@ -17,6 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { orphanRows, sessionRows } from "../../testkit/orphans.js";
+import { bareSession } from "../../testkit/session-rows.js";
 
 // The hot tables (records, calls, activation_budgets, tool_model_calls) have no foreign keys
 // (migration 0014): these tests prove that what the keys promised still holds, by how the rows are
@@ -43,17 +43,7 @@ function run<T>(sql: Sql, op: WriteOp<T>): Promise<T> {
 const orphans = () => orphanRows(db.sql);
 const rowsOf = (sessionId: string) => sessionRows(db.sql, sessionId);
 
-const session = (id: string) =>
-  createSession({
-    id,
-    hostId,
-    model: { provider: "scripted", script: [] },
-    tools: [],
-    metadata: {},
-    ownerId: serverId,
-    created: {},
-    workspace: { "a.txt": "a" },
-  });
+const session = (id: string) => bareSession(id, hostId, serverId, { workspace: { "a.txt": "a" } });
 
 const startedCall = (connectionId: string | null = randomUUID()) => ({
   kind: "tool_call_started",

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import {
   appendRecords,
   channelFor,
-  createSession,
   endSession,
   JournalWriter,
   rel,
@@ -12,6 +11,7 @@ import {
 } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { bareSession } from "../../testkit/session-rows.js";
 
 // Appends and call transitions of different sessions in one batch share a statement
 // (db/src/writer-merge.ts). These tests run the same writes twice, merged into one batch and one by
@@ -31,16 +31,7 @@ function writer(sql: Sql): JournalWriter {
   return w;
 }
 
-const newSession = (id: string) =>
-  createSession({
-    id,
-    hostId,
-    model: { provider: "scripted", script: [] },
-    tools: [],
-    metadata: {},
-    ownerId: serverId,
-    created: {},
-  });
+const newSession = (id: string) => bareSession(id, hostId, serverId);
 
 const started = (tool: string) => ({
   kind: "tool_call_started",

@@ -3,7 +3,6 @@ import {
   appendRecords,
   type CommitKeys,
   channelFor,
-  createSession,
   JournalWriter,
   readRecords,
   rel,
@@ -12,6 +11,7 @@ import {
 } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { bareSession } from "../../testkit/session-rows.js";
 
 // A committed batch hands this process the records it wrote (WriteOp.written), so that the
 // session's Agentloop folds them without reading them back. That is only sound if they are exactly
@@ -41,17 +41,7 @@ afterAll(async () => {
 
 async function newSession(): Promise<string> {
   const id = randomUUID();
-  await writer.submit(
-    createSession({
-      id,
-      hostId,
-      model: { provider: "scripted", script: [] },
-      tools: [],
-      metadata: {},
-      ownerId: serverId,
-      created: {},
-    }),
-  );
+  await writer.submit(bareSession(id, hostId, serverId));
   return id;
 }
 
