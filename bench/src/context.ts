@@ -85,21 +85,43 @@ export interface BrainUnderTest {
   close(): Promise<string[]>;
 }
 
+/** `node --cpu-prof` arguments for a process of the run (with `--cpu-prof`), else none. */
+export function profileArgs(ctx: Pick<BenchContext, "cpuProf" | "root">, name: string): string[] {
+  if (!ctx.cpuProf) return [];
+  const dir = join(ctx.root, "bench/results/profiles");
+  mkdirSync(dir, { recursive: true });
+  // Profiles are large and per machine: keep them out of git without touching .gitignore.
+  writeFileSync(join(dir, ".gitignore"), "*\n");
+  return ["--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`];
+}
+
+/**
+ * With `--cpu-prof`, a mark listener that writes the last measured window (between a "start" and
+ * an "end" mark) beside each named profile, as `<name>.cpuprofile.window.json`: microseconds of
+ * the monotonic clock, which is the clock of V8's profiles. profile-summary then counts only
+ * that window, without the scenario's setup and teardown.
+ */
+export function profileWindow(ctx: Pick<BenchContext, "cpuProf" | "root">, names: string[]): (mark: string) => void {
+  let start = 0;
+  return (mark) => {
+    if (!ctx.cpuProf) return;
+    const now = Number(process.hrtime.bigint() / 1000n);
+    if (mark === "start") start = now;
+    if (mark !== "end") return;
+    for (const name of names) {
+      const file = join(ctx.root, "bench/results/profiles", `${name}.cpuprofile.window.json`);
+      writeFileSync(file, JSON.stringify({ start, end: now }));
+    }
+  };
+}
+
 export async function startBrain(
   ctx: Omit<BenchContext, "startBrain">,
   scenario: string,
   options: { probe?: boolean } = {},
 ): Promise<BrainUnderTest> {
-  const nodeArgs: string[] = [];
-  const hostArgs: string[] = [];
-  if (ctx.cpuProf) {
-    const dir = join(ctx.root, "bench/results/profiles");
-    mkdirSync(dir, { recursive: true });
-    // Profiles are large and per machine: keep them out of git without touching .gitignore.
-    writeFileSync(join(dir, ".gitignore"), "*\n");
-    nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=server-${scenario}.cpuprofile`);
-    hostArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=host-${scenario}.cpuprofile`);
-  }
+  const nodeArgs = profileArgs(ctx, `server-${scenario}`);
+  const hostArgs = profileArgs(ctx, `host-${scenario}`);
   if (options.probe) {
     nodeArgs.push("--expose-gc", "--import", new URL("./server-probe.js", import.meta.url).href);
   }
@@ -111,6 +133,7 @@ export async function startBrain(
   const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid, bench: process.pid }), ctx.database);
   const sampler = ctx.sampleActivity ? new ActivitySampler(ctx.databaseUrl, ctx.database) : undefined;
   let sampled: Promise<Record<string, number>> | undefined;
+  host.onMark(profileWindow(ctx, [`server-${scenario}`, `host-${scenario}`]));
   host.onMark((m) => {
     if (m === "start") {
       cpu.start();

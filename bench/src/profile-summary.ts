@@ -1,9 +1,10 @@
-// `node bench/dist/profile-summary.js <file.cpuprofile> [top] [--last S]`: where a V8 CPU profile's
-// time went. Self time by function, and by package (node_modules/<name>, Brain's own packages, node
-// internals, GC, idle), so a profile of the server under a benchmark reads in one screen.
-// `--last S`: only the last S seconds before the process began to stop (its final 0.3 s), i.e. a
-// scenario's measured window without the setup before it (3 for --quick throughput, 10 in full).
-import { readFileSync } from "node:fs";
+// `node bench/dist/profile-summary.js <file.cpuprofile> [top] [--last S | --all]`: where a V8 CPU
+// profile's time went. Self time by function, and by package (node_modules/<name>, Brain's own
+// packages, node internals, GC, idle), so a profile of the server under a benchmark reads in one
+// screen. By default only the scenario's last measured window counts, when the bench wrote it
+// beside the profile (`<file>.window.json`, see profileWindow in context.ts); `--all`: the whole
+// profile; `--last S`: the last S seconds before the process began to stop (its final 0.3 s).
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 interface CallFrame {
@@ -43,31 +44,46 @@ function packageOf(frame: CallFrame): string {
   return url;
 }
 
-/** Which samples count: all, or those of the last `seconds` before the final 0.3 s. */
-function inWindow(profile: Profile, seconds: number | undefined): (i: number) => boolean {
-  if (seconds === undefined) return () => true;
+/** A span of the profile's clock (microseconds), or undefined for all of it. */
+type Span = { start: number; end: number } | undefined;
+
+/** Which samples count: those inside `span`. */
+function inWindow(profile: Profile, span: Span): (i: number) => boolean {
+  if (span === undefined) return () => true;
   const at: number[] = [];
   let t = profile.startTime;
   for (const d of profile.timeDeltas) {
     t += d;
     at.push(t);
   }
-  const end = profile.endTime - 300_000;
-  const start = end - seconds * 1e6;
-  return (i) => at[i]! >= start && at[i]! <= end;
+  return (i) => at[i]! >= span.start && at[i]! <= span.end;
+}
+
+/** The span to count: `--last S`, else the bench's window file beside the profile, unless `--all`. */
+function spanOf(profile: Profile, file: string, last: string | undefined, all: boolean): Span {
+  if (last !== undefined) {
+    const end = profile.endTime - 300_000;
+    return { start: end - Number(last) * 1e6, end };
+  }
+  if (all || !existsSync(`${file}.window.json`)) return undefined;
+  return JSON.parse(readFileSync(`${file}.window.json`, "utf8")) as Span;
 }
 
 function main(): void {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { last: { type: "string" } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { last: { type: "string" }, all: { type: "boolean", default: false } },
+  });
   const [file, topText] = positionals;
   if (!file) {
-    process.stderr.write("usage: node bench/dist/profile-summary.js <file.cpuprofile> [top] [--last S]\n");
+    process.stderr.write("usage: node bench/dist/profile-summary.js <file.cpuprofile> [top] [--last S | --all]\n");
     process.exit(2);
   }
   const top = Number(topText ?? 25);
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const counted = inWindow(profile, values.last === undefined ? undefined : Number(values.last));
+  const span = spanOf(profile, file, values.last, values.all);
+  const counted = inWindow(profile, span);
   const self = new Map<number, number>();
   for (const [i, id] of profile.samples.entries()) {
     if (counted(i)) self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
@@ -92,7 +108,7 @@ function main(): void {
   const ms = (t: number) => `${(t / 1000).toFixed(0).padStart(7)} ms`;
   const out = process.stdout;
   out.write(
-    `${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s busy (${((100 * busy) / total).toFixed(0)}%); shares of busy time\n\n`,
+    `${file}${span ? " (measured window)" : ""}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s busy (${((100 * busy) / total).toFixed(0)}%); shares of busy time\n\n`,
   );
   out.write("self time by package:\n");
   for (const [k, t] of [...pkgs].sort((a, b) => b[1] - a[1]).slice(0, top)) out.write(`${pct(t)} ${ms(t)}  ${k}\n`);

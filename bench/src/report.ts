@@ -1,5 +1,5 @@
 import type { Figure, LatencyFigure, RateFigure } from "./stats.js";
-import { round } from "./stats.js";
+import { round, value } from "./stats.js";
 
 export interface Ratio {
   name: string;
@@ -11,6 +11,8 @@ export interface Target {
   target: string;
   measured: string;
   met: boolean | null;
+  /** The same target measured on the bare stack (floor_stack), when the run has it. */
+  stack?: { measured: string; met: boolean | null };
 }
 
 function find(figures: Figure[], name: string): Figure | undefined {
@@ -123,7 +125,7 @@ export function ratios(figures: Figure[]): Ratio[] {
       `text turn p50 at ${last.size} records ÷ at ${first.size} records`,
     );
   }
-  const perCall = cpuPerCall(figures);
+  const perCall = cpuPerCall(figures, "tool_throughput");
   if (perCall !== undefined) {
     out.push({
       name: "CPU per tool call (ms)",
@@ -131,7 +133,64 @@ export function ratios(figures: Figure[]): Ratio[] {
       how: "(server + host + postgres cores) ÷ tool_throughput calls/s",
     });
   }
+  out.push(...stackRatios(figures));
   return out;
+}
+
+/** Brain against the bare stack (floor_stack): what Brain's own code costs on each path. */
+function stackRatios(figures: Figure[]): Ratio[] {
+  const out: Ratio[] = [];
+  const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
+    if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
+  };
+  push("turn_text ÷ floor_stack", p50(figures, "turn_text"), p50(figures, "floor_stack.turn_text"), "p50 ÷ p50");
+  push("emit ÷ floor_stack", p50(figures, "emit"), p50(figures, "floor_stack.emit"), "p50 ÷ p50");
+  push(
+    "tool_dispatch.to_host_socket ÷ floor_stack",
+    p50(figures, "tool_dispatch.to_host_socket"),
+    p50(figures, "floor_stack.dispatch"),
+    "p50 ÷ floor_stack.dispatch p50 (the same path: intent committed → invoke frame on the host's socket)",
+  );
+  push(
+    "floor_stack ÷ tool_throughput",
+    rateOf(figures, "floor_stack.throughput"),
+    rateOf(figures, "tool_throughput"),
+    "the bare stack's calls/s ÷ Brain's, same load",
+  );
+  const stackCpu = cpuPerCall(figures, "floor_stack.throughput");
+  if (stackCpu !== undefined) {
+    out.push({
+      name: "CPU per call, bare stack (ms)",
+      value: stackCpu,
+      how: "(server + host + postgres cores) ÷ floor_stack.throughput calls/s",
+    });
+    push(
+      "CPU per tool call ÷ floor_stack",
+      cpuPerCall(figures, "tool_throughput"),
+      stackCpu,
+      "Brain's CPU per call ÷ the bare stack's",
+    );
+  }
+  return out;
+}
+
+/** Brain's figures that the bare stack (floor_stack) also measures, by the stack's name. */
+const STACK_AS: Record<string, string> = {
+  "floor_stack.turn_text": "turn_text",
+  "floor_stack.emit": "emit",
+  "floor_stack.dispatch": "tool_dispatch",
+  "floor_stack.throughput": "tool_throughput",
+};
+
+/**
+ * The run's figures as if the bare stack were Brain: the baselines, and the stack's figures under
+ * Brain's names (its text turn is two commits, like Brain's). Undefined when floor_stack did not run.
+ */
+export function asStack(figures: Figure[]): Figure[] | undefined {
+  if (!figures.some((f) => f.name in STACK_AS)) return undefined;
+  const baselines = figures.filter((f) => /^(floor_commit|floor_notify|pgboss_|graphile_)/.test(f.name));
+  const renamed = figures.filter((f) => f.name in STACK_AS).map((f) => ({ ...f, name: STACK_AS[f.name]! }));
+  return [...baselines, ...renamed, value("turn_text.commits", "commits/turn", 1, 2)];
 }
 
 /** Each tool_scaling level's calls/s against the lowest level's. */
@@ -157,16 +216,31 @@ function journalSizes(figures: Figure[]): { size: number; p50: number }[] {
     .sort((a, b) => a.size - b.size);
 }
 
-/** Milliseconds of CPU (server, host and Postgres together) per tool call under tool_throughput. */
-function cpuPerCall(figures: Figure[]): number | undefined {
-  const f = find(figures, "tool_throughput");
+/** Milliseconds of CPU (server, host and Postgres together) per call under a throughput figure. */
+function cpuPerCall(figures: Figure[], name: string): number | undefined {
+  const f = find(figures, name);
   if (f?.kind !== "rate" || !f.cpu || f.rate <= 0) return undefined;
   const cores = (f.cpu.server ?? 0) + (f.cpu.host ?? 0) + (f.cpu.postgres ?? 0);
   return round((cores / f.rate) * 1000, 3);
 }
 
-/** The hot-path issue's targets (issue 14), each with its measured value; met is null when not measured in this run. */
+/**
+ * The hot-path issue's targets (issue 14), each with its measured value (met is null when not
+ * measured in this run) and, when floor_stack ran, the same target measured on the bare stack: a
+ * target the bare stack misses too is stopped by the stack and the machine, not by Brain's code.
+ */
 export function targets(ratioList: Ratio[], figures: Figure[] = []): Target[] {
+  const brain = brainTargets(ratioList, figures);
+  const stackFigures = asStack(figures);
+  if (!stackFigures) return brain;
+  const stack = new Map(brainTargets(ratios(stackFigures), stackFigures).map((t) => [t.target, t]));
+  return brain.map((t) => {
+    const s = stack.get(t.target);
+    return s && s.met !== null ? { ...t, stack: { measured: s.measured, met: s.met } } : t;
+  });
+}
+
+function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
   const out: Target[] = [];
   const r = (name: string) => ratioList.find((x) => x.name === name)?.value;
   const check = (target: string, v: number | undefined, ok: (v: number) => boolean, unit = "×") =>
@@ -254,10 +328,15 @@ export function ratioTable(list: Ratio[]): string {
 }
 
 export function targetTable(list: Target[]): string {
+  const verdict = (met: boolean | null | undefined) =>
+    met === null || met === undefined ? "—" : met ? "met" : "MISSED";
   return [
-    "| target | measured | met |",
-    "|--------|----------|-----|",
-    ...list.map((t) => `| ${t.target} | ${t.measured} | ${t.met === null ? "—" : t.met ? "met" : "MISSED"} |`),
+    "| target | measured | met | bare stack (floor_stack) |",
+    "|--------|----------|-----|--------------------------|",
+    ...list.map(
+      (t) =>
+        `| ${t.target} | ${t.measured} | ${verdict(t.met)} | ${t.stack ? `${t.stack.measured}, ${verdict(t.stack.met)}` : "—"} |`,
+    ),
   ].join("\n");
 }
 

@@ -27,6 +27,7 @@ import {
 } from "./database.js";
 import { emit } from "./emit.js";
 import { floorCommit } from "./floor-commit.js";
+import { floorStack } from "./floor-stack.js";
 import { graphileRoundtrip } from "./graphile-roundtrip.js";
 import { journalSize } from "./journal-size.js";
 import { machineInfo } from "./machine.js";
@@ -45,6 +46,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 const SCENARIOS: Scenario[] = [
   floorCommit,
+  floorStack,
   pgbossRoundtrip,
   graphileRoundtrip,
   turnText,

@@ -26,9 +26,9 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 }
 
 describe("npm run bench -- --quick", () => {
-  it("runs a short subset and writes well-formed JSON", { timeout: 60_000 }, async () => {
+  it("runs a short subset and writes well-formed JSON", { timeout: 120_000 }, async () => {
     const out = join(dir, "latest.json");
-    const { code, output } = await run(["--quick", "--only", "floor_commit,turn_text", "--out", out], {
+    const { code, output } = await run(["--quick", "--only", "floor_commit,floor_stack,turn_text", "--out", out], {
       DATABASE_URL: inject("brainAdminUrl"),
     });
     expect(code, output).toBe(0);
@@ -37,7 +37,7 @@ describe("npm run bench -- --quick", () => {
       machine: { cpus: number; cpuModel: string; node: string; gitCommit: string };
       postgres: { version: string; fsync: string };
       figures: Record<string, unknown>[];
-      targets: { target: string; measured: string; met: boolean | null }[];
+      targets: { target: string; measured: string; met: boolean | null; stack?: { measured: string } }[];
       errors: unknown[];
     };
     expect(Number.isNaN(Date.parse(report.date))).toBe(false);
@@ -47,7 +47,17 @@ describe("npm run bench -- --quick", () => {
     expect(report.postgres.version).toMatch(/^\d+/);
     expect(report.errors).toEqual([]);
     const names = report.figures.map((f) => f.name);
-    expect(names).toEqual(expect.arrayContaining(["floor_commit", "floor_commit.notify_c8", "turn_text"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "floor_commit",
+        "floor_commit.notify_c8",
+        "turn_text",
+        "floor_stack.turn_text",
+        "floor_stack.dispatch",
+        "floor_stack.emit",
+        "floor_stack.throughput",
+      ]),
+    );
     for (const figure of report.figures) {
       expect(typeof figure.name).toBe("string");
       expect(typeof figure.unit).toBe("string");
@@ -63,5 +73,9 @@ describe("npm run bench -- --quick", () => {
       }
     }
     expect(report.targets.length).toBeGreaterThan(0);
+    // The text-turn target, measured on Brain and on the bare stack in the same run.
+    const turn = report.targets.find((t) => t.target.startsWith("turn_text p50"));
+    expect(turn?.measured).toMatch(/×$/);
+    expect(turn?.stack?.measured).toMatch(/×$/);
   });
 });

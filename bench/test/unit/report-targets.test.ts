@@ -53,3 +53,56 @@ describe("the targets table", () => {
     });
   });
 });
+
+// The bare stack's column: the same targets on floor_stack's figures, under Brain's formulas.
+describe("the targets table against the bare stack", () => {
+  const figures = [
+    latency("floor_commit", [0.5, 0.5, 0.5]),
+    latency("floor_notify.commit_to_listener", [0.5, 0.5, 0.5]),
+    rate("pgboss_roundtrip.throughput", "calls/s", 2_100, 3),
+    latency("turn_text", [6, 6, 6]),
+    value("turn_text.commits", "commits/turn", 3, 2),
+    latency("emit", [2, 2, 2]),
+    latency("tool_dispatch.to_host_socket", [2, 2, 2]),
+    rate("tool_throughput", "calls/s", 3_000, 3, { cpu: { server: 0.9, host: 0.3, postgres: 0.3 } }),
+    latency("floor_stack.turn_text", [3, 3, 3]),
+    latency("floor_stack.emit", [0.7, 0.7, 0.7]),
+    latency("floor_stack.dispatch", [1, 1, 1]),
+    rate("floor_stack.throughput", "calls/s", 12_000, 3, { cpu: { server: 0.5, host: 0.4, postgres: 0.3 } }),
+  ];
+  const list = ratios(figures);
+  const table = new Map(targets(list, figures).map((t) => [t.target, t]));
+
+  it("evaluates each target on the bare stack too", () => {
+    // 3 ms ÷ (2 × 0.5 ms): the bare stack misses the text-turn target, so Brain's miss is the stack's.
+    expect(table.get("turn_text p50 ≤ 2 × (commits × floor_commit)")).toMatchObject({
+      measured: "6 ×",
+      met: false,
+      stack: { measured: "3 ×", met: false },
+    });
+    expect(table.get("emit p50 ≤ 1.5 × floor_commit")?.stack).toEqual({ measured: "1.4 ×", met: true });
+    expect(table.get("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener")?.stack).toEqual({
+      measured: "2 ×",
+      met: false,
+    });
+    // 4,000 ÷ 700 calls/s (counts over 3 s): the bare stack reaches 5 × pg-boss where Brain (1.43 ×) does not.
+    expect(table.get("tool_throughput ≥ 5 × pgboss_roundtrip.throughput")).toMatchObject({
+      measured: "1.43 ×",
+      met: false,
+      stack: { measured: "5.71 ×", met: true },
+    });
+    // 1.2 cores ÷ 4,000 calls/s.
+    expect(table.get("CPU per tool call ≤ 0.5 ms")?.stack).toEqual({ measured: "0.3 ms", met: true });
+    // No bare-stack figure for it: no column.
+    expect(table.get("call round trip ≤ ¼ of pgboss_roundtrip")?.stack).toBeUndefined();
+  });
+
+  it("says how much of each path is Brain's own code", () => {
+    const r = (name: string) => list.find((x) => x.name === name)?.value;
+    expect(r("turn_text ÷ floor_stack")).toBe(2);
+    expect(r("tool_dispatch.to_host_socket ÷ floor_stack")).toBe(2);
+    expect(r("floor_stack ÷ tool_throughput")).toBe(4);
+    expect(r("CPU per call, bare stack (ms)")).toBe(0.3);
+    expect(r("CPU per tool call ÷ floor_stack")).toBe(5);
+  });
+});

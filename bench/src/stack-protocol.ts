@@ -1,0 +1,36 @@
+/** What the bare stack's processes (floor_stack) say to each other and to the runner. */
+
+export interface StackServerArgs {
+  url: string;
+  channel: string;
+}
+
+/** A turn: the user's text, then rounds of tool calls (their counts), then the answer. */
+export interface TurnBody {
+  text: string;
+  rounds: number[];
+}
+
+/** WebSocket frames between the bare server and its host: `s` a session, `q` a sequence. */
+export type Frame =
+  /** `at`: the server's wall clock (clock.ts) when the call's intent left for its commit. */
+  | { t: "invoke"; s: string; q: number; input: unknown; at: number }
+  | { t: "result"; s: string; q: number; output: unknown }
+  | { t: "emit"; s: string; q: number; data: unknown }
+  | { t: "ack"; s: string; q: number };
+
+export interface StackHostArgs {
+  port: number;
+}
+
+export interface StackThroughputArgs {
+  sessions: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+export interface StackThroughputResult {
+  calls: number;
+  turns: number;
+  windowSeconds: number;
+}
