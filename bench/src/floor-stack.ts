@@ -36,11 +36,16 @@ export const floorStack: Scenario = {
           cpu: cpu.last,
         }),
       );
+      await server.call("roundtrips", { record: true });
       const dispatch = await host.call<number[]>("dispatch", { n, warmup: 100 });
+      const roundtrips = (await server.call<number[]>("roundtrips", { record: false })).slice(-n);
       figures.push(
         latency("floor_stack.dispatch", dispatch, {
           note: "a call's intent sent to its commit → invoke frame on the host's socket (tool_dispatch.to_host_socket's path)",
           cpu: cpu.last,
+        }),
+        latency("floor_stack.call_roundtrip", roundtrips, {
+          note: "a call's intent sent to its commit → its result sent to its commit (turn_one_tool.call_roundtrip's span)",
         }),
       );
       const emits = await host.call<number[]>("emits", { n, warmup: 100 });

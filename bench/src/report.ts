@@ -152,6 +152,12 @@ function stackRatios(figures: Figure[]): Ratio[] {
     "p50 ÷ floor_stack.dispatch p50 (the same path: intent committed → invoke frame on the host's socket)",
   );
   push(
+    "call_roundtrip ÷ floor_stack",
+    p50(figures, "turn_one_tool.call_roundtrip"),
+    p50(figures, "floor_stack.call_roundtrip"),
+    "p50 ÷ p50",
+  );
+  push(
     "floor_stack ÷ tool_throughput",
     rateOf(figures, "floor_stack.throughput"),
     rateOf(figures, "tool_throughput"),
@@ -180,6 +186,7 @@ const STACK_AS: Record<string, string> = {
   "floor_stack.emit": "emit",
   "floor_stack.dispatch": "tool_dispatch",
   "floor_stack.throughput": "tool_throughput",
+  "floor_stack.call_roundtrip": "turn_one_tool.call_roundtrip",
 };
 
 /**

@@ -24,6 +24,8 @@ type Row = { session_id: string; seq: number; kind: string; payload: unknown };
 type Pending = { rows: Row[]; done: () => void; failed: (e: unknown) => void };
 
 let sql: postgres.Sql | undefined;
+/** While recording: each call's intent sent to its commit → its result sent to its commit (ms). */
+let roundtrips: number[] | undefined;
 let app: FastifyInstance | undefined;
 
 function groupCommit(conn: postgres.ReservedSql, channel: string) {
@@ -112,6 +114,7 @@ serve({
             (intent) =>
               new Promise<void>((resolve, reject) => {
                 awaiting.set(`${id}:${intent.seq}`, (output) => {
+                  roundtrips?.push(wallNow() - at);
                   awaiting.delete(`${id}:${intent.seq}`);
                   commit([row(id, "tool_call_ended", { call: intent.seq, output })]).then(() => {
                     send({ t: "ack", s: id, q: intent.seq });
@@ -129,6 +132,13 @@ serve({
     await fastify.listen({ port: 0, host: "127.0.0.1" });
     const address = fastify.server.address();
     return { port: typeof address === "object" && address ? address.port : 0 };
+  },
+
+  /** Starts recording call round trips, or stops and returns them. */
+  async roundtrips(args: { record: boolean }): Promise<number[]> {
+    const done = roundtrips ?? [];
+    roundtrips = args.record ? [] : undefined;
+    return done;
   },
 
   async stop(): Promise<null> {

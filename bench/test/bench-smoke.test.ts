@@ -54,6 +54,7 @@ describe("npm run bench -- --quick", () => {
         "turn_text",
         "floor_stack.turn_text",
         "floor_stack.dispatch",
+        "floor_stack.call_roundtrip",
         "floor_stack.emit",
         "floor_stack.throughput",
       ]),

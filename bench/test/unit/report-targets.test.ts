@@ -69,6 +69,9 @@ describe("the targets table against the bare stack", () => {
     latency("floor_stack.emit", [0.7, 0.7, 0.7]),
     latency("floor_stack.dispatch", [1, 1, 1]),
     rate("floor_stack.throughput", "calls/s", 12_000, 3, { cpu: { server: 0.5, host: 0.4, postgres: 0.3 } }),
+    latency("pgboss_roundtrip", [10, 10, 10]),
+    latency("turn_one_tool.call_roundtrip", [3, 3, 3]),
+    latency("floor_stack.call_roundtrip", [2, 2, 2]),
   ];
   const list = ratios(figures);
   const table = new Map(targets(list, figures).map((t) => [t.target, t]));
@@ -93,14 +96,20 @@ describe("the targets table against the bare stack", () => {
     });
     // 1.2 cores ÷ 4,000 calls/s.
     expect(table.get("CPU per tool call ≤ 0.5 ms")?.stack).toEqual({ measured: "0.3 ms", met: true });
+    expect(table.get("call round trip ≤ ¼ of pgboss_roundtrip")).toMatchObject({
+      measured: "0.3 ×",
+      met: false,
+      stack: { measured: "0.2 ×", met: true },
+    });
     // No bare-stack figure for it: no column.
-    expect(table.get("call round trip ≤ ¼ of pgboss_roundtrip")?.stack).toBeUndefined();
+    expect(table.get("text turn p50 flat in journal size (largest ÷ smallest ≤ 1.2)")?.stack).toBeUndefined();
   });
 
   it("says how much of each path is Brain's own code", () => {
     const r = (name: string) => list.find((x) => x.name === name)?.value;
     expect(r("turn_text ÷ floor_stack")).toBe(2);
     expect(r("tool_dispatch.to_host_socket ÷ floor_stack")).toBe(2);
+    expect(r("call_roundtrip ÷ floor_stack")).toBe(1.5);
     expect(r("floor_stack ÷ tool_throughput")).toBe(4);
     expect(r("CPU per call, bare stack (ms)")).toBe(0.3);
     expect(r("CPU per tool call ÷ floor_stack")).toBe(5);
