@@ -13,15 +13,9 @@ interface HeapReading {
 
 /**
  * Server memory per idle session: N sessions, each created with a host tool and given one text
- * turn (so its Agentloop actor is resident), then left idle; then N more. RSS is read from
- * /proc/<pid>/status (VmRSS); the V8 heap after a forced GC comes from server-probe.ts, preloaded
+ * turn (so its Agentloop actor is resident), then left idle. RSS is read from /proc/<pid>/status
+ * (VmRSS) before and after; the V8 heap after a forced GC comes from server-probe.ts, preloaded
  * into the server for this scenario only.
- *
- * The per-session figures are the second N's: what one more idle session costs. The first N's
- * delta (`.rss_first`, `.heap_first`) also holds what creating sessions 16 at a time grows once
- * (V8's young generation and old-space pages, malloc arenas), which RSS keeps after a GC and the
- * second N reuses: from 1,000 to 2,000 sessions RSS grew 6–8 KiB a session where the first 1,000
- * had grown it 18–34 KiB a session.
  */
 export const sessionMemory: Scenario = {
   name: "session_memory",
@@ -31,52 +25,32 @@ export const sessionMemory: Scenario = {
       // Warm the server's code paths first, so the delta is sessions, not JIT and pools.
       await brain.host.call<IdleResult>("idle", { count: 20, concurrency: 4 } satisfies IdleArgs);
       await sleep(500);
-      // RSS is read after the probe's GC, so every reading is post-GC.
-      const before = await reading(brain.server);
+      // RSS is read after the probe's GC, before and after, so both readings are post-GC.
+      const heap0 = await heap(brain.server);
+      const rss0 = memoryOf(brain.server.pid).rssKiB;
       brain.cpu.start();
-      const first = await brain.host.call<IdleResult>("idle", { count, concurrency: 16 } satisfies IdleArgs);
+      const r = await brain.host.call<IdleResult>("idle", { count, concurrency: 16 } satisfies IdleArgs);
       brain.cpu.stop();
       await sleep(1_000);
-      const middle = await reading(brain.server);
-      const second = await brain.host.call<IdleResult>("idle", { count, concurrency: 16 } satisfies IdleArgs);
-      await sleep(1_000);
-      const after = await reading(brain.server);
-      const [n1, n2] = [first.created, second.created];
-      const total = n1 + n2;
+      const heap1 = await heap(brain.server);
+      const rss1 = memoryOf(brain.server.pid).rssKiB;
+      const n = r.created;
       return [
-        value("session_memory.rss", "KiB/session", n2, (after.rss - middle.rss) / n2, {
-          note: `VmRSS ${mib(middle.rss * 1024)} → ${mib(after.rss * 1024)} MiB from ${n1} to ${total} idle sessions (each: created + one turn)`,
+        value("session_memory.rss", "KiB/session", n, (rss1 - rss0) / n, {
+          note: `VmRSS ${Math.round(rss0 / 1024)} → ${Math.round(rss1 / 1024)} MiB for ${n} idle sessions (each: created + one turn)`,
           cpu: brain.cpu.last,
         }),
-        value("session_memory.heap", "KiB/session", n2, (after.heap.heapUsed - middle.heap.heapUsed) / 1024 / n2, {
+        value("session_memory.heap", "KiB/session", n, (heap1.heapUsed - heap0.heapUsed) / 1024 / n, {
           note:
-            `V8 heapUsed after GC ${mib(middle.heap.heapUsed)} → ${mib(after.heap.heapUsed)} MiB from ${n1} to ${total} sessions ` +
-            `(heapTotal ${mib(middle.heap.heapTotal)} → ${mib(after.heap.heapTotal)}, external ${mib(middle.heap.external)} → ${mib(after.heap.external)})`,
+            `V8 heapUsed after GC ${mib(heap0.heapUsed)} → ${mib(heap1.heapUsed)} MiB ` +
+            `(heapTotal ${mib(heap0.heapTotal)} → ${mib(heap1.heapTotal)}, external ${mib(heap0.external)} → ${mib(heap1.external)})`,
         }),
-        value("session_memory.rss_first", "KiB/session", n1, (middle.rss - before.rss) / n1, {
-          note: `VmRSS ${mib(before.rss * 1024)} → ${mib(middle.rss * 1024)} MiB for the first ${n1} sessions: also what creating them grew once`,
-        }),
-        value(
-          "session_memory.heap_first",
-          "KiB/session",
-          n1,
-          (middle.heap.heapUsed - before.heap.heapUsed) / 1024 / n1,
-          {
-            note: `V8 heapUsed after GC ${mib(before.heap.heapUsed)} → ${mib(middle.heap.heapUsed)} MiB for the first ${n1} sessions`,
-          },
-        ),
-        rate("session_memory.create", "sessions/s", n1, first.seconds, {
+        rate("session_memory.create", "sessions/s", n, r.seconds, {
           note: "create + one text turn each, 16 at a time (context for the memory figures)",
         }),
       ];
     }),
 };
-
-/** A post-GC heap reading and the RSS (KiB) right after it. */
-async function reading(server: ServerProcess): Promise<{ heap: HeapReading; rss: number }> {
-  const h = await heap(server);
-  return { heap: h, rss: memoryOf(server.pid).rssKiB };
-}
 
 function mib(bytes: number): number {
   return Math.round((bytes / 1024 / 1024) * 10) / 10;
