@@ -61,7 +61,13 @@ export class Execution {
   private readonly queue = new SerialQueue();
   /** Admitted frames whose acks have not settled: finish waits for them. */
   private readonly unsettled = new Set<Promise<unknown>>();
-  private readonly controller = new AbortController();
+  /**
+   * ctx.signal's controller, made when the handler first reads the signal: most handlers never
+   * do, and creating an AbortSignal cost a host more CPU than the rest of a call's bookkeeping.
+   */
+  private controller: AbortController | undefined;
+  /** Why the call was aborted (the first reason wins), for a signal first read afterwards. */
+  private abortReason: BrainError | undefined;
   private disarm: (() => void) | undefined;
 
   constructor(
@@ -70,18 +76,35 @@ export class Execution {
     private readonly tool: ToolRuntime,
     private readonly onEnd: () => void = noop,
   ) {
+    const signal = () => this.signal();
     this.context = Object.freeze({
       options: tool.options,
       sessionId: call.sessionId,
       sequence: call.sequence,
       deadline: call.deadline ?? undefined,
-      signal: this.controller.signal,
+      get signal() {
+        return signal();
+      },
       emit: (kind: string, data: unknown) => this.emit(kind, data),
       emitResult: (value: unknown, options?: ResultOptions) => this.emitResult(value, options),
       finish: (value?: unknown, options?: ResultOptions) => this.finish(value, options),
       model: (request: ModelRequest) => requestModel(this.requester, this.ids, request),
       environments: environmentControl(this.requester, this.ids),
     });
+  }
+
+  private signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  private abort(reason: BrainError): void {
+    if (this.abortReason !== undefined) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 
   private get ids() {
@@ -137,7 +160,7 @@ export class Execution {
   interrupt(status: InterruptStatus): void {
     if (this.state === "ended") return;
     this.end();
-    this.controller.abort(new BrainError("call_ended", `The tool call ended: ${status}.`, { status }));
+    this.abort(new BrainError("call_ended", `The tool call ended: ${status}.`, { status }));
   }
 
   private onReturn(value: unknown): void {
@@ -245,9 +268,7 @@ export class Execution {
   private refused(err: unknown): void {
     if (!callEndedBy(err)) return;
     this.end();
-    if (!this.controller.signal.aborted) {
-      this.controller.abort(err instanceof BrainError ? err : new BrainError("call_ended", String(err)));
-    }
+    this.abort(err instanceof BrainError ? err : new BrainError("call_ended", String(err)));
   }
 
   private frame(

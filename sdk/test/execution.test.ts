@@ -344,6 +344,24 @@ describe("emit", () => {
   });
 });
 
+/** Counts the AbortControllers made until `stop()`. */
+function countAbortControllers(): { stop(): number } {
+  const Real = globalThis.AbortController;
+  let made = 0;
+  globalThis.AbortController = class extends Real {
+    constructor() {
+      super();
+      made++;
+    }
+  };
+  return {
+    stop() {
+      globalThis.AbortController = Real;
+      return made;
+    },
+  };
+}
+
 describe("deadline and cancellation", () => {
   it("exposes the context the spec names", async () => {
     const deadline = Date.now() + 60_000;
@@ -395,6 +413,35 @@ describe("deadline and cancellation", () => {
     expect(execution.ended).toBe(true);
     await expect(ctx.emitResult(1)).rejects.toMatchObject({ code: "execution_finished" });
     expect(channel.types()).toEqual(["return"]);
+  });
+
+  it("ctx.signal is one signal, made when first read, and carries the first reason it was aborted for", async () => {
+    let ctx!: ToolContext;
+    const { started, execution } = start((_i, c) => {
+      ctx = c;
+    });
+    await started;
+    // Nothing read the signal while the call was open; it is made, already aborted, on first read.
+    execution.interrupt("cancelled");
+    execution.interrupt("timeout");
+    const made = countAbortControllers();
+    const signal = ctx.signal;
+    expect(made.stop()).toBe(1);
+    expect(ctx.signal).toBe(signal);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toMatchObject({ code: "call_ended", details: { status: "cancelled" } });
+  });
+
+  it("a call whose handler never reads ctx.signal makes no AbortSignal", async () => {
+    const made = countAbortControllers();
+    try {
+      const { channel, started } = start((_i, c) => c.finish({ ok: true }));
+      await started;
+      await settle();
+      expect(channel.types()).toEqual(["finish"]);
+    } finally {
+      expect(made.stop()).toBe(0);
+    }
   });
 
   it("a cancel aborts ctx.signal naming the status; a later finish sends nothing", async () => {
