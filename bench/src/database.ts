@@ -116,6 +116,9 @@ export interface StatementStat {
   totalMs: number;
   meanMs: number;
   rows: number;
+  /** Times it was planned, and the planning time, when pg_stat_statements.track_planning is on (else 0). */
+  plans: number;
+  planMs: number;
 }
 
 export async function resetStatements(sql: Sql): Promise<void> {
@@ -127,9 +130,11 @@ export async function resetStatements(sql: Sql): Promise<void> {
  * of them that cheap, numerous ones (a foreign key's check costs microseconds) are counted too.
  */
 export async function topStatements(sql: Sql, limit = 80): Promise<StatementStat[]> {
-  const rows = await sql<{ query: string; calls: number; total: number; mean: number; rows: number }[]>`
+  const rows = await sql<
+    { query: string; calls: number; total: number; mean: number; rows: number; plans: number; plan: number }[]
+  >`
     SELECT s.query, s.calls::float8 AS calls, s.total_exec_time AS total, s.mean_exec_time AS mean,
-           s.rows::float8 AS rows
+           s.rows::float8 AS rows, s.plans::float8 AS plans, s.total_plan_time AS plan
     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
     WHERE d.datname = current_database()
     ORDER BY s.total_exec_time DESC LIMIT ${limit}`;
@@ -139,6 +144,8 @@ export async function topStatements(sql: Sql, limit = 80): Promise<StatementStat
     totalMs: Math.round(r.total * 10) / 10,
     meanMs: Math.round(r.mean * 1000) / 1000,
     rows: r.rows,
+    plans: r.plans,
+    planMs: Math.round(r.plan * 10) / 10,
   }));
 }
 

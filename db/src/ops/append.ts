@@ -132,6 +132,9 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
  */
 function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<AppendResult[]> {
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
+  // Which variant runs is part of the SQL text, never a parameter: a boolean parameter the plan
+  // could fold away made Postgres plan every execution afresh (a custom plan is always cheaper
+  // than the generic one), 0.5 ms of planning per append under load.
   const hasRelative = json.includes('"$rel"');
   // Only appends that start model calls touch the budget table: other appends stay one statement
   // shorter (they are most of the hot path).
@@ -155,13 +158,16 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
     ),
     r AS (
       INSERT INTO records (session_id, seq, kind, payload)
-      SELECT i.sid, i.seq, i.kind,
-             CASE WHEN ${hasRelative}::boolean AND jsonb_typeof(i.payload) = 'object' THEN (
+      SELECT i.sid, i.seq, i.kind, ${
+        hasRelative
+          ? tx`CASE WHEN jsonb_typeof(i.payload) = 'object' THEN (
                SELECT jsonb_object_agg(f.key, CASE WHEN jsonb_typeof(f.value) = 'object' AND f.value ? '$rel'
                                                    THEN to_jsonb(i.seq + (f.value->>'$rel')::bigint)
                                                    ELSE f.value END)
                FROM jsonb_each(i.payload) AS f)
-             ELSE i.payload END
+             ELSE i.payload END`
+          : tx`i.payload`
+      }
       FROM input i
       RETURNING session_id, seq, kind, created_at,
                 CASE WHEN kind = 'model_call_started' THEN (payload->>'activation')::bigint END AS activation
