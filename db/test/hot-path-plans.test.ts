@@ -39,7 +39,8 @@ interface PlanCount {
 async function writerPlans(): Promise<PlanCount[]> {
   return writer.submit({
     keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
-    run: (tx) => tx<PlanCount[]>`
+    run: (tx) =>
+      tx<PlanCount[]>`
       SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements
       WHERE statement LIKE '%jsonb_to_recordset%'
         AND statement NOT LIKE '%pg_prepared_statements%'`.then((rows) => [...rows]),
