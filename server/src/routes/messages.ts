@@ -1,4 +1,3 @@
-import { PassThrough } from "node:stream";
 import {
   type ActivationResult,
   BrainError,
@@ -100,7 +99,9 @@ async function waitForActivation(
  * The bounded wait (`waitMs`): the status line and the message's sequence leave at once, in the
  * headers (with one byte of JSON whitespace, which sends them); the answer follows when the
  * activation ends or the wait runs out. Whatever happens after the headers, the body is the
- * ordinary answer with `activation` null: the client follows the event stream from there.
+ * ordinary answer with `activation` null: the client follows the event stream from there. Written
+ * to the response itself (the reply is hijacked): a stream piped through the reply cost this
+ * route more CPU than its own work, on every turn the SDK sends.
  */
 function answerBounded(
   rt: Pick<Services, "sql" | "bus" | "turns" | "closing">,
@@ -110,18 +111,16 @@ function answerBounded(
   sequence: number,
   spec: WaitSpec,
 ) {
-  const body = new PassThrough();
-  body.write(" ");
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(201, { "content-type": "application/json; charset=utf-8", "brain-sequence": String(sequence) });
+  res.write(" ");
   const answer = (activation: ActivationResult | null) => {
     const result: PostMessageResult = { sequence, activation };
-    body.end(JSON.stringify(result));
+    if (!res.writableEnded && !res.destroyed) res.end(JSON.stringify(result));
   };
   waitForActivation(rt, request, sessionId, sequence, spec).then(answer, () => answer(null));
-  return reply
-    .status(201)
-    .header("content-type", "application/json; charset=utf-8")
-    .header("brain-sequence", String(sequence))
-    .send(body);
+  return reply;
 }
 
 export async function messageRoutes(app: FastifyInstance): Promise<void> {
