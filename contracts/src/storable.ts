@@ -25,9 +25,34 @@ export function storableText(text: string): string {
 /**
  * The path of the first string (or object key) in a JSON value that Postgres cannot store, or
  * null. Iterative: a hostile value may nest deeper than the call stack. The path names keys as
- * JSON strings when they are not identifiers, so it is itself always storable.
+ * JSON strings when they are not identifiers, so it is itself always storable. Nearly every value
+ * is storable: it is looked through once without naming anything, and walked again to build the
+ * path only when something was found (every frame and model answer passes here).
  */
 export function findUnstorable(value: unknown, root = "$"): string | null {
+  return allStorable(value) ? null : pathOfUnstorable(value, root);
+}
+
+function allStorable(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (UNSTORABLE.test(v)) return false;
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else if (v !== null && typeof v === "object") {
+      const object = v as Record<string, unknown>;
+      for (const key of Object.keys(object)) {
+        if (UNSTORABLE.test(key)) return false;
+        stack.push(object[key]);
+      }
+    }
+  }
+  return true;
+}
+
+function pathOfUnstorable(value: unknown, root: string): string | null {
   const stack: [unknown, string][] = [[value, root]];
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;

@@ -102,6 +102,14 @@ export function encodeKeys(origin: string, keys: CommitKeys): string[] {
   return out;
 }
 
+/**
+ * How every payload encodeKeys makes for `origin` begins. A process hears each of its own commits
+ * back through LISTEN after delivering them in-process: the prefix lets it drop them unparsed.
+ */
+export function originPrefix(origin: string): string {
+  return `{"o":${JSON.stringify(origin)},`;
+}
+
 export function decodeKeys(payload: string): { origin: string; keys: CommitKeys } | null {
   try {
     const p = JSON.parse(payload) as WirePayload;

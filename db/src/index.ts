@@ -17,7 +17,16 @@ export {
 } from "./boss.js";
 export type { CallKey } from "./call-key.js";
 export { callbackToken, verifyCallbackToken } from "./callback-token.js";
-export { type CommitKeys, decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "./commit-keys.js";
+export {
+  type CommitKeys,
+  decodeKeys,
+  emptyKeys,
+  encodeKeys,
+  mergeKeys,
+  originPrefix,
+  Touch,
+  touchOf,
+} from "./commit-keys.js";
 export { type ConnectOptions, connect, type Sql, socketOf } from "./connect.js";
 export {
   type EmbeddedPostgres,

@@ -21,6 +21,13 @@ function ordered(value: unknown): unknown {
     if (keys.length === 1) source[keys[0]!] = ordered(source[keys[0]!]);
     return source;
   }
+  let inOrder = true;
+  for (let i = 1; i < keys.length && inOrder; i++) inOrder = jsonbKeyOrder(keys[i - 1]!, keys[i]!) < 0;
+  if (inOrder) {
+    // A copy already (JSON.parse made it): its keys are where jsonb puts them, so it is kept.
+    for (const k of keys) source[k] = ordered(source[k]);
+    return source;
+  }
   keys.sort(jsonbKeyOrder);
   const out: Record<string, unknown> = {};
   for (const k of keys) out[k] = ordered(source[k]);

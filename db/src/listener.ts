@@ -1,5 +1,5 @@
 import type { Sql } from "postgres";
-import { type CommitKeys, decodeKeys } from "./commit-keys.js";
+import { type CommitKeys, decodeKeys, originPrefix } from "./commit-keys.js";
 import { openLane } from "./connect.js";
 
 export interface CommitListener {
@@ -29,10 +29,11 @@ export async function listenForCommits(
   let lane: Sql | undefined;
   let retry: NodeJS.Timeout | undefined;
 
+  // Our own commits were delivered in-process already.
+  const own = originPrefix(origin);
   const onNotify = (from: string, payload: string) => {
-    if (from !== channel) return;
+    if (from !== channel || payload.startsWith(own)) return;
     const decoded = decodeKeys(payload);
-    // Our own commits were delivered in-process already.
     if (decoded && decoded.origin !== origin) onKeys(decoded.keys);
   };
 

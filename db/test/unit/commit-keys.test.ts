@@ -1,7 +1,7 @@
 // What a commit touched travels as keys (locally, and in NOTIFY payloads to other processes): the
 // kind of each record decides whom it wakes, and the payloads stay under Postgres' 8000-byte limit.
 import { describe, expect, it } from "vitest";
-import { decodeKeys, emptyKeys, encodeKeys, mergeKeys, Touch, touchOf } from "../../src/commit-keys.js";
+import { decodeKeys, emptyKeys, encodeKeys, mergeKeys, originPrefix, Touch, touchOf } from "../../src/commit-keys.js";
 
 describe("touchOf", () => {
   it("wakes the Agentloop at once for a message or a cancel, through the window for observations", () => {
@@ -65,6 +65,21 @@ describe("NOTIFY payloads", () => {
       mergeKeys(merged, decoded!.keys);
     }
     expect(merged).toEqual(keys);
+  });
+
+  it("tell their origin by their first bytes, so a process drops its own unparsed", () => {
+    const keys = emptyKeys();
+    for (let i = 0; i < 400; i++) keys.sessions.set(`0b8f6f5e-1111-4e2a-9a4b-${String(i).padStart(12, "0")}`, 1);
+    keys.hosts.add("host-1");
+    const payloads = encodeKeys("server-a", keys);
+    expect(payloads.length).toBeGreaterThan(1);
+    for (const p of payloads) {
+      expect(p.startsWith(originPrefix("server-a"))).toBe(true);
+      // Another origin, one that begins with this one's name among them, is never taken for it.
+      expect(p.startsWith(originPrefix("server-ab"))).toBe(false);
+      expect(p.startsWith(originPrefix("server-"))).toBe(false);
+    }
+    expect(encodeKeys("server-ab", keys)[0]!.startsWith(originPrefix("server-a"))).toBe(false);
   });
 
   it("sends nothing for an empty commit", () => {
