@@ -130,7 +130,7 @@ export class JournalWriter {
   private lane: Lane | undefined;
   private flushing = false;
   private readonly maxBatch: number;
-  /** This writer's row in writer_marks; created once, before its first batch. */
+  /** This writer's row in writer_marks; created before its first batch, and by any batch that finds it gone. */
   private readonly id = randomUUID();
   private marked = false;
   /** NOTIFYs of the transaction last sent (read by commitBatch for the observer). */
@@ -265,7 +265,11 @@ export class JournalWriter {
     const batch = randomUUID();
     const begin = [
       c`BEGIN`.execute(),
-      c`UPDATE writer_marks SET batch = ${batch}, at = now() WHERE writer_id = ${this.id}`.execute(),
+      // An upsert, not an update: retention deletes the marks of writers idle past its window, and
+      // a batch that found no row to mark would leave a lost answer unreadable (taken for aborted,
+      // then applied a second time).
+      c`INSERT INTO writer_marks (writer_id, batch) VALUES (${this.id}, ${batch})
+        ON CONFLICT (writer_id) DO UPDATE SET batch = excluded.batch, at = now()`.execute(),
     ];
     if (ops.every((op) => op.notify !== undefined)) {
       // One round trip: the NOTIFY carries the keys the writes announced in advance.

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { channelFor, emptyKeys, JournalWriter, type WriteOp } from "@aexhq/brain-db";
+import { channelFor, connect, emptyKeys, JournalWriter, type WriteOp } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { startPgProxy } from "../../testkit/pg-proxy.js";
 import { until } from "../../testkit/wait.js";
 
 // The journal writer's own connection dies: idle between batches, or inside a COMMIT. The writer
@@ -174,5 +175,36 @@ describe("the writer's connection dies under a one-round-trip batch", () => {
     await expect(w.submit(probe("after-stall-one-trip", true))).resolves.toBeGreaterThan(0);
     expect(await count("stalled-one-trip")).toBe(0);
     expect(await count("after-stall-one-trip")).toBe(1);
+  });
+});
+
+describe("the answer to COMMIT is lost after retention deleted the writer's mark", () => {
+  // Retention deletes the marks of writers idle past its window (BRAIN_RETENTION_DAYS). A writer
+  // that then writes again must mark its batch all the same: a committed batch whose answer was
+  // lost and whose mark is missing would read as aborted, be tried again, and be applied twice.
+  it.each([true, false])("the batch is known committed and applied once (one round trip: %s)", async (oneTrip) => {
+    const proxy = await startPgProxy(db.url);
+    const sql = connect(proxy.through(db.url), { schema: "brain", max: 2, applicationName: "brain-test" });
+    const w = new JournalWriter(sql, { channel: channelFor("brain"), origin: randomUUID() });
+    const tag = `answer-lost-${oneTrip}`;
+    try {
+      await w.submit(probe("before-retention", oneTrip));
+      // What retention does to a mark older than its window.
+      await db.sql`DELETE FROM writer_marks`;
+      proxy.loseNextCommitAnswer();
+      await expect(w.submit(probe(tag, oneTrip))).resolves.toBeGreaterThan(0);
+      expect(proxy.cuts).toBe(1);
+      expect(w.stats.inDoubt).toBe(1);
+      expect(await count(tag)).toBe(1);
+      // And the writer goes on, its mark in place again.
+      await w.submit(probe(`${tag}-after`, oneTrip));
+      expect(await count(`${tag}-after`)).toBe(1);
+      const [marks] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM writer_marks`;
+      expect(marks!.n).toBeGreaterThanOrEqual(1);
+    } finally {
+      await w.close();
+      await sql.end({ timeout: 1 });
+      await proxy.close();
+    }
   });
 });
