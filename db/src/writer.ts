@@ -215,8 +215,9 @@ export class JournalWriter {
   private async transaction(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
       try {
-        // Committed on its own before any batch: a batch's mark is then always an update of a row
-        // that exists, whose lock tells a later reader to wait for the batch's outcome.
+        // Committed on its own before any batch: a batch's mark is then an update of a row that
+        // exists, whose lock tells a later reader to wait for the batch's outcome (unless retention
+        // deleted the row meanwhile: then the batch inserts it, and the reader waits on that insert).
         if (!this.marked) await this.createMark();
         return await this.attempt(ops, keys);
       } catch (error) {

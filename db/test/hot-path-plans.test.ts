@@ -54,12 +54,12 @@ const started = (activation: number): NewRecord => ({
 });
 
 describe("the hot path's statements", () => {
-  it("run on their generic plan after the first executions, in every variant", async () => {
+  it("run on their generic plan after the first executions, in each variant a turn uses", async () => {
     for (let i = 0; i < RUNS; i++) {
       const id = randomUUID();
       await writer.submit(bareSession(id, hostId, serverId));
-      // Each variant of the append: a model call (which charges the budget) with a relative
-      // reference, and a tool call without one; then a finish on that call.
+      // The two appends of a tool turn: a model call (which charges the budget) with a relative
+      // reference, and a tool call without either; then a finish on that call.
       const turn = await writer.submit(
         appendRecords(id, [
           { kind: "activation_started", payload: { cause: "user_message" } },
