@@ -98,6 +98,53 @@ describe("session.send: the bounded wait", () => {
     }
   });
 
+  it("a client that leaves during the wait: the turn goes on, and the server answers the next post", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const hold = tool({
+      name: "hold",
+      description: "Holds its call until the test lets go.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        await released;
+        return ctx.finish({ held: true });
+      },
+    });
+    const client = new Brain({ url: server.url, token: server.token });
+    try {
+      const session = await client.sessions.create({
+        model: scripted({ toolCalls: [{ name: "hold", input: {} }] }, { text: "after the leaver" }, { text: "second" }),
+        tools: [hold()],
+      });
+      const leaving = new AbortController();
+      const response = await fetch(`${server.url}/v1/sessions/${session.id}/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "go", waitMs: 60_000 }),
+        signal: leaving.signal,
+      });
+      expect(response.status).toBe(201);
+      const sequence = Number(response.headers.get("brain-sequence"));
+      // Gone after the headers, before the answer: the turn it started is not the client's to stop.
+      leaving.abort();
+      release();
+      const next = await post(session.id, { text: "again", wait: true });
+      expect(next.status).toBe(201);
+      const answer = (await next.json()) as { sequence: number; activation: { text: string } | null };
+      expect(answer.sequence).toBeGreaterThan(sequence);
+      expect(answer.activation?.text).toBe("second");
+      const [first] = await server.db.sql<{ text: string }[]>`
+        SELECT payload->>'text' AS text FROM journal
+        WHERE session_id = ${session.id} AND kind = 'activation_ended' ORDER BY seq LIMIT 1`;
+      expect(first!.text).toBe("after the leaver");
+    } finally {
+      release();
+      await client.close();
+    }
+  });
+
   it("a post whose answer breaks after its headers: send follows the turn from their sequence, posting once", async () => {
     const { requests, client } = recordingClient({ breakBody: true });
     try {
