@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { appendRecords, channelFor, JournalWriter, type NewRecord, rel, transitionCall } from "@aexhq/brain-db";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession } from "../../testkit/session-rows.js";
@@ -42,7 +43,7 @@ async function writerPlans(): Promise<PlanCount[]> {
     run: (tx) =>
       tx<PlanCount[]>`
       SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements
-      WHERE statement LIKE '%jsonb_to_recordset%'
+      WHERE statement LIKE '%write_inputs%'
         AND statement NOT LIKE '%pg_prepared_statements%'`.then((rows) => [...rows]),
   });
 }
@@ -84,5 +85,135 @@ describe("the hot path's statements", () => {
       expect(runs, p.statement.slice(0, 120)).toBeGreaterThanOrEqual(RUNS);
       expect(p.custom_plans, p.statement.slice(0, 120)).toBeLessThanOrEqual(5);
     }
+  });
+});
+
+/** One plan node of EXPLAIN (FORMAT JSON), as far as these tests read it. */
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  Plans?: PlanNode[];
+}
+
+/** A statement as sent: its text and parameters. */
+interface Statement {
+  text: string;
+  params: unknown[];
+}
+
+/**
+ * The statement a write sends, captured on a connection of its own (postgres.js's debug hook),
+ * in a transaction that is rolled back: its text and parameters, exactly as the writer sends them.
+ */
+async function statementOf(op: { run(tx: never): Promise<unknown> }): Promise<Statement> {
+  let seen: Statement | undefined;
+  const sql = postgres(db.url, {
+    max: 1,
+    onnotice: () => {},
+    connection: { search_path: "brain" },
+    debug: (_c, text, params) => {
+      if (/write_inputs|jsonb_to_recordset/.test(text)) seen = { text, params };
+    },
+  });
+  try {
+    await sql
+      .begin(async (tx) => {
+        await op.run(tx as never);
+        throw new Error("rolled back");
+      })
+      .catch((e: Error) => {
+        if (e.message !== "rolled back") throw e;
+      });
+  } finally {
+    await sql.end();
+  }
+  if (!seen) throw new Error("the write sent no merged statement");
+  return seen;
+}
+
+/** How Postgres runs the statement once prepared and on its generic plan: every node that reads a table. */
+async function genericPlanScans(statement: Statement): Promise<PlanNode[]> {
+  const scans: PlanNode[] = [];
+  await db.sql
+    .begin(async (tx) => {
+      await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+      const name = `hot_${randomUUID().replaceAll("-", "")}`;
+      await tx.unsafe(`PREPARE ${name} AS ${statement.text}`);
+      // As literals: EXPLAIN EXECUTE takes no parameters of its own.
+      const literals = statement.params.map((p) => `'${String(p).replaceAll("'", "''")}'`).join(", ");
+      const [row] = await tx.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
+        `EXPLAIN (FORMAT JSON) EXECUTE ${name}(${literals})`,
+      );
+      await tx.unsafe(`DEALLOCATE ${name}`);
+      const walk = (n: PlanNode) => {
+        if (n["Relation Name"] && n["Node Type"] !== "ModifyTable") scans.push(n);
+        for (const c of n.Plans ?? []) walk(c);
+      };
+      walk(row!["QUERY PLAN"][0]!.Plan);
+      throw new Error("rolled back");
+    })
+    .catch((e: Error) => {
+      if (e.message !== "rolled back") throw e;
+    });
+  return scans;
+}
+
+describe("the hot path's statements, on their generic plan", () => {
+  // A fresh database whose tables were never analysed, as every new deployment starts: the
+  // planner's estimates are at their least informed, and the plan it makes now is kept for the
+  // writer connection's life while the tables grow. A session with many calls, most ended: their
+  // rows share the session's key prefix, and their entries stay in the partial indexes of open
+  // calls until a vacuum.
+  let id: string;
+  let lastCall: number;
+
+  beforeAll(async () => {
+    id = randomUUID();
+    await writer.submit(bareSession(id, hostId, serverId));
+    for (let i = 0; i < 3; i++) await writer.submit(bareSession(randomUUID(), hostId, serverId));
+    const turn = await writer.submit(
+      appendRecords(id, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
+    );
+    const activation = turn.records[0]!.seq;
+    for (let i = 0; i < 40; i++) {
+      const call = await writer.submit(appendRecords(id, [started(activation)]));
+      lastCall = call.records[0]!.seq;
+      if (i < 39) {
+        await writer.submit(
+          transitionCall({ sessionId: id, seq: lastCall, hostId }, { type: "finish", outcome: { status: "ok" } }),
+        );
+      }
+    }
+  });
+
+  it("a finish probes its call by the whole primary key and its session by id, never a partial index", async () => {
+    const scans = await genericPlanScans(
+      await statementOf(
+        transitionCall({ sessionId: id, seq: lastCall, hostId }, { type: "finish", outcome: { status: "ok" } }),
+      ),
+    );
+    const calls = scans.filter((n) => n["Relation Name"] === "calls");
+    expect(calls.length).toBeGreaterThan(0);
+    for (const n of calls) {
+      expect(n["Index Name"], JSON.stringify(n)).toBe("calls_pkey");
+      expect(n["Index Cond"], JSON.stringify(n)).toMatch(/session_id = .*seq = /);
+    }
+    for (const n of scans.filter((s) => s["Relation Name"] === "sessions")) {
+      expect(n["Index Name"], JSON.stringify(n)).toBe("sessions_pkey");
+    }
+  });
+
+  it("an append probes its session by id, whatever the batch holds", async () => {
+    const scans = await genericPlanScans(
+      await statementOf(
+        appendRecords(id, [{ kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation: 1 } }]),
+      ),
+    );
+    const sessions = scans.filter((n) => n["Relation Name"] === "sessions");
+    expect(sessions.length).toBeGreaterThan(0);
+    for (const n of sessions) expect(n["Index Name"], JSON.stringify(n)).toBe("sessions_pkey");
+    expect(scans.filter((n) => n["Node Type"].includes("Seq Scan"))).toEqual([]);
   });
 });

@@ -141,8 +141,8 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
   const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
   return tx<{ op: number; seq: number; kind: string; created_at: Date }[]>`
     WITH o AS (
-      SELECT * FROM jsonb_to_recordset(${json}::text::jsonb)
-        AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
+      SELECT o.* FROM write_inputs(${json}::text::jsonb) AS e,
+        jsonb_to_record(e) AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
     ),
     s AS (
       UPDATE sessions x SET last_seq = x.last_seq + o.n

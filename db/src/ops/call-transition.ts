@@ -149,6 +149,18 @@ export function transitionCall(
   };
 }
 
+/**
+ * The call is open (running or returned), written so that the planner cannot prove a partial
+ * index's predicate from it. The partial indexes of open calls (by connection, by deadline) keep
+ * an entry for every call that has run since the table was last vacuumed, and a bitmap scan never
+ * clears them: with `state IN (...)` the planner read one of them whole, on its estimate of the few
+ * calls open, to find the call it could probe by primary key, and each finish cost more than the
+ * last until a vacuum (0.3 ms at 6,000 calls; most of the database's time under tool_throughput).
+ */
+function isOpen(tx: TransactionSql) {
+  return tx`CASE c.state WHEN 'running' THEN true WHEN 'returned' THEN true ELSE false END`;
+}
+
 /** The transition statement, for one or several reports on calls of distinct sessions. */
 function transitionStatement(
   tx: TransactionSql,
@@ -158,18 +170,23 @@ function transitionStatement(
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
   return tx<{ op: number; seq: number | null; over_budget: boolean; outcome: unknown; at: Date | null }[]>`
     WITH i AS (
-      SELECT * FROM jsonb_to_recordset(${json}::text::jsonb)
-        AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean, returns boolean,
-             outcome jsonb, bytes bigint)
+      SELECT i.* FROM write_inputs(${json}::text::jsonb) AS e,
+        jsonb_to_record(e) AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean,
+                                returns boolean, outcome jsonb, bytes bigint)
     ),
     open_call AS (
       -- The session row share-locked before the budget is charged, as the foreign key from
       -- activation_budgets did (migration 0014 dropped it): a session deleted meanwhile gets
       -- no orphan budget row, and its deletion waits for this statement to commit.
+      -- The call found by its whole key (OFFSET 0 keeps the lookup apart): joined freely, the
+      -- planner probed a session's calls by session_id alone and read them all.
       SELECT i.op, c.activation_seq FROM i
-      JOIN calls c ON c.session_id = i.sid AND c.seq = i.seq
+      CROSS JOIN LATERAL (
+        SELECT c.activation_seq, c.host_id, c.connection_id, c.state FROM calls c
+        WHERE c.session_id = i.sid AND c.seq = i.seq OFFSET 0
+      ) c
       JOIN sessions x ON x.id = i.sid
-      WHERE (c.host_id = i.host OR c.connection_id = i.conn) AND c.state IN ('running', 'returned')
+      WHERE (c.host_id = i.host OR c.connection_id = i.conn) AND ${isOpen(tx)}
       FOR KEY SHARE OF x
     ),
     b AS (
@@ -190,7 +207,7 @@ function transitionStatement(
       FROM i
       WHERE c.session_id = i.sid AND c.seq = i.seq
         AND (c.host_id = i.host OR c.connection_id = i.conn)
-        AND c.state IN ('running', 'returned')
+        AND ${isOpen(tx)}
         AND (i.bytes = 0 OR EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid))
       RETURNING i.op, c.outcome
     ),
