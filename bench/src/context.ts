@@ -38,6 +38,20 @@ export interface BenchOptions {
   graphile: { concurrency: number; localQueueSize: number; completeJobBatchDelay: number };
   /** Concurrent sessions at each level of tool_scaling. */
   scalingSessions: number[];
+  /** `--warmup`: seconds of load before a sustained rate is measured (see sustainedWarmupMs); null = default. */
+  warmupSeconds: number | null;
+}
+
+/**
+ * The warm-up of every scenario that measures a sustained rate, under the load it measures (Brain's
+ * throughput scenarios, the bare stack's, pg-boss's and graphile-worker's). A full run warms up
+ * for 10 s: V8 keeps optimising a process's hot code for about that long under this load (the
+ * Brain server's compiler threads used a third of its CPU 3 s in, under a tenth after 10 s), and a
+ * server runs for days, so the window measures the steady state rather than the first seconds.
+ */
+export function sustainedWarmupMs(ctx: Pick<BenchOptions, "quick" | "warmupSeconds">): number {
+  if (ctx.warmupSeconds !== null) return ctx.warmupSeconds * 1000;
+  return ctx.quick ? 1_000 : 10_000;
 }
 
 export interface BenchContext extends BenchOptions {

@@ -1,4 +1,4 @@
-import { profileArgs, profileWindow, type Scenario } from "./context.js";
+import { profileArgs, profileWindow, type Scenario, sustainedWarmupMs } from "./context.js";
 import { CpuMeter } from "./proc.js";
 import { forkChild } from "./rpc.js";
 import type { StackThroughputArgs, StackThroughputResult } from "./stack-protocol.js";
@@ -57,7 +57,7 @@ export const floorStack: Scenario = {
       );
       const args: StackThroughputArgs = {
         sessions: 64,
-        warmupMs: ctx.quick ? 1_000 : 2_000,
+        warmupMs: sustainedWarmupMs(ctx),
         durationMs: ctx.quick ? 3_000 : 10_000,
       };
       const r = await host.call<StackThroughputResult>("throughput", args);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { BenchContext } from "./context.js";
+import { type BenchContext, sustainedWarmupMs } from "./context.js";
 import { plainSql } from "./database.js";
 import { CpuMeter } from "./proc.js";
 import { type Figure, latency, rate } from "./stats.js";
@@ -65,7 +65,7 @@ export async function measureQueue(ctx: BenchContext, queue: QueueUnderTest): Pr
     ];
 
     const lanes = 64;
-    const warmupMs = ctx.quick ? 500 : 2_000;
+    const warmupMs = sustainedWarmupMs(ctx);
     const windowMs = ctx.quick ? 3_000 : 10_000;
     const start = performance.now() + warmupMs;
     const end = start + windowMs;

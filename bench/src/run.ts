@@ -78,6 +78,7 @@ function options(): BenchOptions {
       "graphile-local-queue": { type: "string", default: "0" },
       "graphile-complete-delay": { type: "string", default: "-1" },
       "scaling-sessions": { type: "string", default: "1,8,64,512" },
+      warmup: { type: "string" },
     },
   });
   let only: Set<string> | null = null;
@@ -107,6 +108,7 @@ function options(): BenchOptions {
       completeJobBatchDelay: integerFrom(values["graphile-complete-delay"], -1, "--graphile-complete-delay"),
     },
     scalingSessions: values["scaling-sessions"].split(",").map((n) => positiveInt(n.trim(), "--scaling-sessions")),
+    warmupSeconds: values.warmup === undefined ? null : nonNegativeInt(values.warmup, "--warmup"),
   };
 }
 

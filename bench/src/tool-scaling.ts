@@ -1,5 +1,5 @@
 import type { BenchContext, BrainUnderTest, Scenario } from "./context.js";
-import { serverWarnings, withBrain } from "./context.js";
+import { serverWarnings, sustainedWarmupMs, withBrain } from "./context.js";
 import type { ThroughputArgs, ThroughputResult } from "./host-protocol.js";
 import { type CpuUse, type Figure, latency, rate } from "./stats.js";
 
@@ -19,7 +19,7 @@ function throughputArgs(ctx: BenchContext, sessions: number): ThroughputArgs {
   const many = sessions > 100;
   return {
     sessions,
-    warmupMs: ctx.quick ? (many ? 4_000 : 1_000) : many ? 6_000 : 2_000,
+    warmupMs: Math.max(sustainedWarmupMs(ctx), many ? (ctx.quick ? 4_000 : 6_000) : 0),
     durationMs: ctx.quick ? (many ? 8_000 : 3_000) : many ? 20_000 : 10_000,
     maxTurns: maxTurns(sessions, ctx.quick),
   };

@@ -1,4 +1,4 @@
-import { type Scenario, withBrain } from "./context.js";
+import { type Scenario, sustainedWarmupMs, withBrain } from "./context.js";
 import type { ThroughputArgs, ThroughputResult } from "./host-protocol.js";
 import { latency, rate } from "./stats.js";
 
@@ -13,7 +13,7 @@ export const toolThroughput: Scenario = {
     withBrain(ctx, "tool_throughput", {}, async (brain) => {
       const args: ThroughputArgs = {
         sessions: 64,
-        warmupMs: ctx.quick ? 1_000 : 2_000,
+        warmupMs: sustainedWarmupMs(ctx),
         durationMs: ctx.quick ? 3_000 : 10_000,
         maxTurns: ctx.quick ? 150 : 400,
       };
