@@ -14,6 +14,13 @@ export interface PgProxy {
    * then both sides of that connection are cut. One shot.
    */
   loseNextCommitAnswer(): void;
+  /**
+   * The next `count` answers to COMMIT are not delivered, nor anything between them: from the
+   * first, what the server sends is swallowed while it goes on running what it was sent, and the
+   * connection is cut once the last of them has passed. With 2, a batch sent behind another
+   * commits while its client has heard of neither. One shot.
+   */
+  loseCommitAnswers(count: number): void;
   /** How many connections were cut that way. */
   readonly cuts: number;
   close(): Promise<void>;
@@ -26,6 +33,8 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
   const target = new URL(url);
   const sockets = new Set<Socket>();
   let armed = false;
+  /** Answers to COMMIT still to swallow in `loseCommitAnswers` mode (0: off). */
+  let toSwallow = 0;
   let cuts = 0;
   const server = createServer((client) => {
     const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
@@ -41,7 +50,27 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     client.on("data", (chunk) => upstream.write(chunk));
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
+    let swallowing = false;
     upstream.on("data", (chunk: Buffer) => {
+      if (toSwallow > 0) {
+        let from = 0;
+        for (;;) {
+          const at = chunk.indexOf(COMMIT_COMPLETE, from);
+          if (at < 0) break;
+          if (!swallowing) {
+            swallowing = true;
+            if (at > 0) client.write(chunk.subarray(0, at));
+          }
+          from = at + COMMIT_COMPLETE.length;
+          if (--toSwallow === 0) {
+            cuts++;
+            cut();
+            return;
+          }
+        }
+        if (!swallowing) client.write(chunk);
+        return;
+      }
       const at = armed ? chunk.indexOf(COMMIT_COMPLETE) : -1;
       if (at < 0) {
         client.write(chunk);
@@ -64,6 +93,9 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     },
     loseNextCommitAnswer() {
       armed = true;
+    },
+    loseCommitAnswers(count: number) {
+      toSwallow = count;
     },
     get cuts() {
       return cuts;

@@ -18,6 +18,18 @@ const ROLLED_BACK = new Error("in-doubt read rolled back");
  * itself, which waits for the batch's own insert to commit or abort, and then rolls back.
  */
 export async function resolveInDoubt(sql: Sql, writerId: string, batch: string, withinMs: number): Promise<Fate> {
+  const mark = await readMark(sql, writerId, withinMs);
+  if (mark === undefined) return "unknown";
+  return mark === batch ? "committed" : "aborted";
+}
+
+/**
+ * The batch id in a writer's mark once no transaction holds it (see resolveInDoubt): null when
+ * there is no mark, undefined when the database did not answer within `withinMs`. Batches sent one
+ * behind another each move the mark on from the one before, so the mark names the last of them
+ * that committed.
+ */
+export async function readMark(sql: Sql, writerId: string, withinMs: number): Promise<string | null | undefined> {
   const until = Date.now() + withinMs;
   for (;;) {
     try {
@@ -35,12 +47,12 @@ export async function resolveInDoubt(sql: Sql, writerId: string, batch: string, 
         .catch((error: unknown) => {
           if (error !== ROLLED_BACK) throw error;
         });
-      return mark === batch ? "committed" : "aborted";
+      return mark === writerId ? null : mark;
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code !== LOCK_NOT_AVAILABLE && !isConnectionError(error)) throw error;
     }
-    if (Date.now() >= until) return "unknown";
+    if (Date.now() >= until) return undefined;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -5,6 +5,8 @@ import { openLane } from "./connect.js";
 export interface Lane {
   pool: Sql;
   conn: Promise<ReservedSql>;
+  /** The connection once open: a batch is sent behind another only on a connection already there. */
+  ready?: ReservedSql;
   dead: boolean;
   /**
    * Calls `fn` once the connection is gone (closed, failed to open, or abandoned), at once if it
@@ -45,6 +47,7 @@ export function openWriterLane(sql: Sql): Lane {
     const [me] = await c<{ pid: number; start: string }[]>`
       SELECT pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
     lane.backend = me;
+    lane.ready = c;
     return c;
   });
   lane.conn.catch(() => lane.kill());

@@ -1,54 +1,35 @@
 import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
-import type { Sql, TransactionSql } from "postgres";
-import { type DatabaseAvailability, isConnectionError } from "./availability.js";
-import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
-import { resolveInDoubt } from "./in-doubt.js";
-import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./writer-lane.js";
-import { issueWrites, type Mergeable } from "./writer-merge.js";
+import type { Sql } from "postgres";
+import type { DatabaseAvailability } from "./availability.js";
+import { type CommitKeys, emptyKeys, mergeKeys } from "./commit-keys.js";
+import type { WriteOp, WrittenRecord } from "./write-op.js";
+import {
+  announcedKeys,
+  type BatchOutcome,
+  batchOutcome,
+  beginBatch,
+  issueBatchWrites,
+  type MarkRule,
+  notifyKeys,
+} from "./writer-batch.js";
+import { WriterConnection } from "./writer-connection.js";
+import { type Lane, type Settled, settle } from "./writer-lane.js";
 
-/**
- * One write: a single SQL statement (usually a data-modifying CTE) and the keys it touches.
- * `run` must issue its statement before its first await: the writer relies on statements reaching
- * the connection in submission order, which keeps each session's appends in order inside a batch.
- */
-export interface WriteOp<R> {
-  run(tx: TransactionSql): Promise<R>;
-  /** Keys to announce once committed, from what the statement actually wrote. */
-  keys(result: R): CommitKeys;
-  /**
-   * A write of several dependent statements (awaiting between them). It runs in a transaction of
-   * its own, in queue order, so it cannot reorder other writes.
-   */
-  exclusive?: boolean;
-  /**
-   * Keys known before running, for the NOTIFY: every key `keys` could return (a superset; a write
-   * that wrote nothing only wakes other processes for nothing). An op that has them issues all of
-   * its statements synchronously in `run` and none after, so a batch made only of such ops goes
-   * out in one round trip: BEGIN, the mark, the statements, the NOTIFY and COMMIT.
-   */
-  notify?: CommitKeys;
-  /**
-   * How this write shares a statement with others of its kind in a batch (appends, transitions).
-   * `run` must do exactly what `merge.many` does for this write alone: a batch that fails is
-   * retried write by write through `run`.
-   */
-  merge?: Mergeable<R>;
-  /**
-   * The records this write appended to its session, exactly as a reader of the journal would get
-   * them (payloads through asStoredJson), or null when it wrote none. Handed to `onCommit`, so
-   * that this process need not read back what it has just written. A write without it (or whose
-   * session another write of the batch touched without it) leaves its sessions to be read.
-   */
-  written?(result: R): { sessionId: string; records: WrittenRecord[] } | null;
-}
+export type { WriteOp, WrittenRecord } from "./write-op.js";
 
-/** A journal record as written, for the in-process wake-up path (see WriteOp.written). */
-export interface WrittenRecord {
-  seq: number;
-  kind: string;
-  payload: unknown;
-  createdAt: Date;
+/** A one-round-trip batch sent and not yet answered. */
+interface Flight {
+  batch: Queued[];
+  /** The batch's mark. */
+  id: string;
+  lane: Lane;
+  started: number;
+  notifies: number;
+  answers: Promise<Settled>;
+  watchdog: NodeJS.Timeout;
+  /** Its writes are answered: only its NOTIFY and COMMIT are left. */
+  written?: boolean;
 }
 
 interface Queued {
@@ -69,6 +50,8 @@ export interface WriterOptions {
    */
   onCommit?: (keys: CommitKeys, written: ReadonlyMap<string, WrittenRecord[]>) => void;
   maxBatch?: number;
+  /** One-round-trip batches sent and not yet answered, at most (default 2; 1 sends each after the last's answer). */
+  maxInFlight?: number;
   /** Told when the database goes away; while it is away, writes fail at once. */
   availability?: DatabaseAvailability;
   /** How long a batch whose COMMIT may or may not have happened waits for the database to say. */
@@ -96,16 +79,6 @@ export interface FlushInfo {
   ms: number;
 }
 
-const DEADLOCK = "40P01";
-const SERIALIZATION = "40001";
-
-/** The connection failed before COMMIT was sent, or the database says the transaction aborted. */
-class NotCommitted extends Error {
-  constructor(override readonly cause: unknown) {
-    super("the journal batch was not committed");
-  }
-}
-
 /**
  * Group commit for the journal. Writes from every session queue here; while one transaction is
  * flushing, the next batch gathers, with no artificial delay. A batch is one transaction with one
@@ -121,20 +94,28 @@ class NotCommitted extends Error {
  * written and the batch is tried once more on a new connection (a terminated backend, a restart
  * that is already over); after, the mark says whether it committed (see in-doubt.ts), and the
  * batch is either known committed (its results are already in hand) or known not, and never
- * applied twice. While the database is away,
- * writes fail at once with `database_unavailable`; only a batch whose fate the database never
- * comes back to tell fails with `commit_unknown`.
+ * applied twice. While the database is away, writes fail at once with `database_unavailable`;
+ * only a batch whose fate the database never comes back to tell fails with `commit_unknown`.
+ *
+ * One-round-trip batches are also sent one behind another (`maxInFlight`, 2 by default): the next
+ * batch leaves as soon as the one before it is written, so Postgres runs it while this process
+ * handles the answers of the one before, instead of each waiting for the other. Order is kept by
+ * the connection (Postgres runs them in order) and by the mark: a batch sent behind another moves
+ * the mark on from that batch's id, and fails if it is not there (see beginBatch), so no batch
+ * commits unless every batch before it did. Answers are handled in the order sent; a batch that
+ * did not commit sends every batch behind it back to the queue, after its own writes' retry.
  */
 export class JournalWriter {
   private queue: Queued[] = [];
-  private lane: Lane | undefined;
   private flushing = false;
   private readonly maxBatch: number;
-  /** This writer's row in writer_marks; created before its first batch, and by any batch that finds it gone. */
-  private readonly id = randomUUID();
-  private marked = false;
-  /** NOTIFYs of the transaction last sent (read by commitBatch for the observer). */
-  private lastNotifies = 0;
+  private readonly maxInFlight: number;
+  /** One-round-trip batches sent and not yet answered, oldest first (see launch). */
+  private flights: Flight[] = [];
+  /** A batch is due to go out behind the newest one at the end of this turn of the event loop. */
+  private behindScheduled = false;
+  /** Its own connection, its mark, and the transaction of a batch that runs alone. */
+  private readonly connection: WriterConnection;
   /** Statistics for benchmarks and diagnostics. */
   readonly stats = {
     batches: 0,
@@ -143,6 +124,10 @@ export class JournalWriter {
     statements: 0,
     /** Batches in which some writes shared a statement. */
     merged: 0,
+    /** Batches sent while another was still unanswered. */
+    pipelined: 0,
+    /** Writes sent back to the queue because a batch ahead of theirs did not commit. */
+    requeued: 0,
     fallbacks: 0,
     retries: 0,
     inDoubt: 0,
@@ -150,16 +135,28 @@ export class JournalWriter {
   };
 
   constructor(
-    private readonly sql: Sql,
+    sql: Sql,
     private readonly options: WriterOptions,
   ) {
+    this.connection = new WriterConnection(sql, options, this.stats);
     this.maxBatch = options.maxBatch ?? 256;
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? 2);
   }
 
   submit<R>(op: WriteOp<R>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
       if (!this.flushing) void this.flush();
+      else if (!this.behindScheduled && this.flights.at(-1)?.written) {
+        // The newest batch's writes are answered and nothing has gone out behind it yet: what is
+        // submitted until the end of this turn of the event loop goes now.
+        this.behindScheduled = true;
+        setImmediate(() => {
+          this.behindScheduled = false;
+          const newest = this.flights.at(-1);
+          if (newest) this.sendBehind(newest);
+        });
+      }
     });
   }
 
@@ -171,229 +168,203 @@ export class JournalWriter {
   private async flush(): Promise<void> {
     this.flushing = true;
     try {
-      while (this.queue.length > 0) {
-        if (this.options.availability && !this.options.availability.available) {
+      for (;;) {
+        if (this.queue.length > 0 && this.options.availability && !this.options.availability.available) {
           // Fail fast: the database is away, and queued writes would only wait for timeouts.
           for (const q of this.queue.splice(0)) q.reject(unavailable());
-          break;
         }
-        let n = 1;
+        const n = this.launchable();
+        if (n > 0) {
+          this.launch(this.queue.splice(0, n));
+          continue;
+        }
+        const oldest = this.flights[0];
+        if (oldest) {
+          await this.land(oldest);
+          continue;
+        }
+        if (this.queue.length === 0) break;
+        // Nothing in flight: a batch that must run alone, or the first on a new connection.
+        let m = 1;
         if (!this.queue[0]!.op.exclusive) {
-          while (n < this.queue.length && n < this.maxBatch && !this.queue[n]!.op.exclusive) n++;
+          while (m < this.queue.length && m < this.maxBatch && !this.queue[m]!.op.exclusive) m++;
         }
-        await this.commitBatch(this.queue.splice(0, n));
+        await this.commitBatch(this.queue.splice(0, m));
       }
     } finally {
       this.flushing = false;
     }
   }
 
-  private async commitBatch(batch: Queued[]): Promise<void> {
-    const keys = emptyKeys();
-    const started = performance.now();
-    try {
-      const results = await this.transaction(
-        batch.map((q) => q.op),
-        keys,
-      );
-      this.stats.batches++;
-      this.stats.writes += batch.length;
-      for (const [i, q] of batch.entries()) q.resolve(results[i]);
-      this.announce(keys, batch, results);
-      this.observe({ writes: batch.length, notifies: this.lastNotifies, ms: performance.now() - started });
-    } catch (error) {
-      // One by one only helps against a bad statement; against the database itself it would not.
-      if (batch.length === 1 || error instanceof BrainError) {
-        for (const q of batch) q.reject(error);
-        return;
-      }
-      this.stats.fallbacks++;
-      for (const q of batch) await this.commitBatch([q]);
+  /**
+   * How many queued writes the next batch sent behind the others takes: the leading writes that
+   * announce their keys (one round trip), when there is room in flight and an open connection
+   * whose mark is in place; 0 when the queue must wait for the flights to land.
+   */
+  private launchable(): number {
+    if (this.flights.length >= this.maxInFlight) return 0;
+    const open = this.connection.ready();
+    if (!open) return 0;
+    const last = this.flights.at(-1);
+    if (last && last.lane !== open.lane) return 0;
+    let n = 0;
+    while (n < this.queue.length && n < this.maxBatch) {
+      const op = this.queue[n]!.op;
+      if (op.exclusive || op.notify === undefined) break;
+      n++;
     }
+    return n;
   }
 
-  private async transaction(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // Committed on its own before any batch: a batch's mark is then an update of a row that
-        // exists, whose lock tells a later reader to wait for the batch's outcome (unless retention
-        // deleted the row meanwhile: then the batch inserts it, and the reader waits on that insert).
-        if (!this.marked) await this.createMark();
-        return await this.attempt(ops, keys);
-      } catch (error) {
-        keys.sessions.clear();
-        keys.hosts.clear();
-        keys.releases.clear();
-        const code = (error as { code?: string }).code;
-        if ((code === DEADLOCK || code === SERIALIZATION) && attempt < 3) continue;
-        if (!(error instanceof NotCommitted)) throw error;
-        this.options.availability?.observe(error.cause);
-        // Nothing was written: one more try on a new connection, unless the database is known away.
-        if (attempt === 0 && (this.options.availability?.available ?? true)) {
-          this.stats.retries++;
-          continue;
-        }
-        this.options.availability?.markAway();
-        throw unavailable();
-      }
-    }
-  }
-
-  private async attempt(ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
-    const lane = this.currentLane();
-    // Cutting the connection rejects whatever it still owes: before COMMIT that means not
-    // committed, after it the transaction's status decides, as for any lost connection.
-    const watchdog = setTimeout(() => {
-      this.stats.stalls++;
-      this.abandon(lane, null);
-      void lane.pool.end({ timeout: 0 }).catch(() => {});
-    }, this.options.stallMs ?? 60_000);
-    try {
-      return await this.transact(lane, ops, keys);
-    } finally {
-      clearTimeout(watchdog);
-    }
-  }
-
-  private async transact(lane: Lane, ops: WriteOp<unknown>[], keys: CommitKeys): Promise<unknown[]> {
-    let c: TransactionSql;
-    try {
-      c = (await lane.conn) as unknown as TransactionSql;
-    } catch (error) {
-      throw new NotCommitted(this.abandon(lane, error));
-    }
-    if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
-    const batch = randomUUID();
-    const begin = [
-      c`BEGIN`.execute(),
-      // An upsert, not an update: retention deletes the marks of writers idle past its window, and
-      // a batch that found no row to mark would leave a lost answer unreadable (taken for aborted,
-      // then applied a second time).
-      c`INSERT INTO writer_marks (writer_id, batch) VALUES (${this.id}, ${batch})
-        ON CONFLICT (writer_id) DO UPDATE SET batch = excluded.batch, at = now()`.execute(),
+  /** Sends a one-round-trip batch behind whatever is in flight; its answers are read by land(). */
+  private launch(batch: Queued[]): void {
+    const { lane, c } = this.connection.ready()!;
+    const previous = this.flights.at(-1);
+    const id = randomUUID();
+    const ops = batch.map((q) => q.op);
+    const rule: MarkRule = previous ? { kind: "after", previous: previous.id } : { kind: "upsert" };
+    if (previous) this.stats.pipelined++;
+    const notifies = notifyKeys(c, this.options.channel, this.options.origin, announcedKeys(ops));
+    const sent = [
+      ...beginBatch(c, this.connection.id, id, rule),
+      ...issueBatchWrites(c, ops, this.stats),
+      ...notifies,
+      c`COMMIT`.execute(),
     ];
-    if (ops.every((op) => op.notify !== undefined)) {
-      // One round trip: the NOTIFY carries the keys the writes announced in advance.
-      const announced = emptyKeys();
-      for (const op of ops) mergeKeys(announced, op.notify!);
-      const sent = [...begin, ...this.issue(c, ops), ...this.notifies(c, announced), c`COMMIT`.execute()];
-      const results = await this.finish(lane, batch, await settle(lane, sent), ops.length);
-      for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
-      return results;
-    }
-    // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
-    // lost in the first is known not to have committed.
-    const first = await settle(lane, [...begin, ...this.issue(c, ops)]);
-    const failed = firstFailure(first);
-    if (first.lost || (failed && (lane.dead || isConnectionError(failed.reason)))) {
-      throw new NotCommitted(this.abandon(lane, failed?.reason ?? new Error("the writer's connection closed")));
-    }
-    if (failed) {
-      await c`ROLLBACK`.execute().catch(() => {});
-      throw failed.reason;
-    }
-    const results = first.results.slice(2).map((r) => (r as PromiseFulfilledResult<unknown>).value);
-    for (const [i, result] of results.entries()) mergeKeys(keys, ops[i]!.keys(result));
-    const second = await settle(lane, [...this.notifies(c, keys), c`COMMIT`.execute()]);
-    return this.finish(lane, batch, { results: [...first.results, ...second.results], lost: second.lost }, ops.length);
+    const flight: Flight = {
+      batch,
+      id,
+      lane,
+      started: performance.now(),
+      notifies: notifies.length,
+      answers: settle(lane, sent),
+      watchdog: this.connection.watch(lane),
+    };
+    this.flights.push(flight);
+    // Once its writes are answered, Postgres has only its NOTIFY and COMMIT left: the next batch,
+    // gathered meanwhile, is sent then (or as soon as a write comes, see submit), to be run right
+    // after it while this process handles its answers.
+    const done = () => {
+      flight.written = true;
+      this.sendBehind(flight);
+    };
+    void sent[1 + ops.length]!.then(done, done);
   }
 
-  /** The batch's writes, merged where they can be (writer-merge.ts): one promise per write. */
-  private issue(c: TransactionSql, ops: WriteOp<unknown>[]): Promise<unknown>[] {
-    const before = this.stats.statements;
-    const sent = issueWrites(c, ops, () => this.stats.statements++);
-    if (this.stats.statements - before < ops.length) this.stats.merged++;
-    return sent;
-  }
-
-  private notifies(c: TransactionSql, keys: CommitKeys): Promise<unknown>[] {
-    const payloads = encodeKeys(this.options.origin, keys);
-    this.lastNotifies = payloads.length;
-    return payloads.map((p) => c`SELECT pg_notify(${this.options.channel}, ${p})`.execute());
+  /** The newest batch in flight is nearly done: what has gathered since goes out behind it. */
+  private sendBehind(newest: Flight): void {
+    if (this.flights.at(-1) !== newest) return;
+    const n = this.launchable();
+    if (n > 0) this.launch(this.queue.splice(0, n));
   }
 
   /**
-   * The batch's results once its COMMIT was sent (`s`: BEGIN, the mark, the writes, the NOTIFY and
-   * COMMIT, in order). A write that fails aborts the transaction, and Postgres answers the COMMIT
-   * with ROLLBACK: nothing of the batch is kept. A connection lost before the COMMIT's answer
-   * leaves the batch in doubt, and the writer's mark decides.
+   * The answers of the oldest batch in flight. Committed: its writes resolve. Otherwise every batch
+   * behind it is in the same state or worse (each needs the one before it), and the writes of all
+   * of them are settled in order: the batch's own through the one-by-one fallback or a retry, then
+   * those of the batches behind it, back at the head of the queue.
    */
-  private async finish(lane: Lane, batch: string, s: Settled, writes: number): Promise<unknown[]> {
-    const commit = s.results[s.results.length - 1];
-    const failed = firstFailure(s);
-    const results = s.results.slice(2, 2 + writes).map((r) => (r?.status === "fulfilled" ? r.value : undefined));
-    if (commit?.status === "fulfilled") {
-      const command = (commit.value as { command?: string } | undefined)?.command;
-      if (command === "COMMIT" && !failed) return results;
-      // Answered ROLLBACK: the first failure in pipeline order is the cause, the rest its echo.
-      throw failed ? failed.reason : new Error(`journal batch was not committed (${command})`);
+  private async land(f: Flight): Promise<void> {
+    // It stays first in `flights` until answered: a batch may still be sent behind it meanwhile.
+    const s = await f.answers;
+    clearTimeout(f.watchdog);
+    this.flights.shift();
+    const outcome = batchOutcome(f.lane, s, f.batch.length);
+    if (outcome.kind === "committed") {
+      this.committed(f.batch, outcome.results, f.started, f.notifies);
+      return;
     }
-    const reason = commit?.reason ?? failed?.reason ?? new Error("the writer's connection closed");
-    if (!s.lost && !lane.dead && !isConnectionError(reason)) {
-      // COMMIT itself refused (a deferred check): the transaction is over and nothing was kept.
-      throw failed ? failed.reason : reason;
+    const behind = this.flights.splice(0);
+    if (outcome.kind === "refused") {
+      for (const b of behind) clearTimeout(b.watchdog);
+      await this.fallBack(f.batch, outcome.error);
+      const writes = behind.flatMap((b) => b.batch);
+      this.stats.requeued += writes.length;
+      this.queue.unshift(...writes);
+      return;
     }
-    // Only the database can say what happened.
-    this.abandon(lane, reason);
+    await this.landLost([f, ...behind], outcome);
+  }
+
+  /**
+   * The connection was lost with batches in flight: the mark names the last of them that committed
+   * (each moved it on from the one before). Those up to it are committed: their writes resolve,
+   * unless an answer was lost with the connection (`commit_unknown`). Those after it are not, and
+   * are tried once more, in order, on a new connection.
+   */
+  private async landLost(chain: Flight[], first: Extract<BatchOutcome, { kind: "lost" }>): Promise<void> {
+    this.connection.abandon(chain[0]!.lane, first.reason);
+    this.options.availability?.observe(first.reason);
     this.stats.inDoubt++;
-    const fate = await resolveInDoubt(this.sql, this.id, batch, this.options.inDoubtMs ?? 15_000);
-    if (fate === "aborted") throw new NotCommitted(reason);
-    // Committed, but a write's answer was lost with the connection: what it returned is unknown.
-    const answered = s.results.slice(2, 2 + writes).every((r) => r?.status === "fulfilled");
-    if (fate === "committed" && answered) return results;
-    throw new BrainError("commit_unknown", undefined, { batch });
-  }
-
-  /**
-   * A connection that failed is never used again, even before its close event: a socket error
-   * comes first, and a query written to the connection in between would never be answered (the
-   * driver rejects nothing that reaches a closing connection after an error). Returns `cause`.
-   */
-  private abandon(lane: Lane, cause: unknown): unknown {
-    lane.kill();
-    // A backend that is still alive (a stalled statement, a socket that broke on our side only)
-    // would keep its transaction and its row locks, this writer's mark among them, until it
-    // noticed: every later batch would wait behind it. Ended at once instead, when it can be.
-    const b = lane.backend;
-    lane.backend = undefined;
-    if (b) {
-      void this.sql`
-        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE pid = ${b.pid} AND backend_start::text = ${b.start}`.catch(() => {});
+    const outcomes: BatchOutcome[] = [first];
+    for (const b of chain.slice(1)) {
+      outcomes.push(batchOutcome(b.lane, await b.answers, b.batch.length));
+      clearTimeout(b.watchdog);
     }
-    return cause;
+    const mark = await this.connection.readMark();
+    const last = mark === undefined ? -1 : chain.findIndex((b) => b.id === mark);
+    for (const [i, b] of chain.entries()) {
+      const o = outcomes[i]!;
+      if (mark === undefined) {
+        for (const q of b.batch) q.reject(new BrainError("commit_unknown", undefined, { batch: b.id }));
+      } else if (i <= last) {
+        if (o.kind === "lost" && !o.answered) {
+          for (const q of b.batch) q.reject(new BrainError("commit_unknown", undefined, { batch: b.id }));
+        } else if (o.kind === "refused") {
+          // Answered as not committed, yet named by the mark: nothing can be said of its writes.
+          for (const q of b.batch) q.reject(new BrainError("commit_unknown", undefined, { batch: b.id }));
+        } else this.committed(b.batch, o.results, b.started, b.notifies);
+      } else {
+        this.stats.retries++;
+        await this.commitBatch(b.batch, 1);
+      }
+    }
   }
 
-  private async createMark(): Promise<void> {
+  /** A batch known not to have committed, for `error`: each write is tried alone (unless that cannot help). */
+  private async fallBack(batch: Queued[], error: unknown): Promise<void> {
+    // One by one only helps against a bad statement; against the database itself it would not.
+    if (batch.length === 1 || error instanceof BrainError) {
+      for (const q of batch) q.reject(error);
+      return;
+    }
+    this.stats.fallbacks++;
+    for (const q of batch) await this.commitBatch([q]);
+  }
+
+  /** A batch that runs alone: nothing else in flight. `firstAttempt` 1: it is already the retry. */
+  private async commitBatch(batch: Queued[], firstAttempt = 0): Promise<void> {
+    const started = performance.now();
+    let sent: { results: unknown[]; notifies: number };
     try {
-      await this.sql`
-        INSERT INTO writer_marks (writer_id, batch) VALUES (${this.id}, ${this.id}) ON CONFLICT DO NOTHING`;
+      sent = await this.connection.runAlone(
+        batch.map((q) => q.op),
+        firstAttempt,
+      );
     } catch (error) {
-      if (isConnectionError(error)) throw new NotCommitted(error);
-      throw error;
+      await this.fallBack(batch, error);
+      return;
     }
-    this.marked = true;
+    this.committed(batch, sent.results, started, sent.notifies);
   }
 
-  /** The live lane, or a new one in place of a lane whose connection closed. */
-  private currentLane(): Lane {
-    if (this.lane && !this.lane.dead) return this.lane;
-    // A dead connection is abandoned, never released: postgres.js would hand it out again with
-    // no socket, and the next write on it would crash the process from inside the driver.
-    if (this.lane) void this.lane.pool.end({ timeout: 0 }).catch(() => {});
-    const lane = openWriterLane(this.sql);
-    this.lane = lane;
-    return lane;
+  /** A batch committed: its writes resolve, its keys are announced, and the observer is told. */
+  private committed(batch: Queued[], results: unknown[], started: number, notifies: number): void {
+    this.stats.batches++;
+    this.stats.writes += batch.length;
+    const keys = emptyKeys();
+    for (const [i, q] of batch.entries()) {
+      q.resolve(results[i]);
+      mergeKeys(keys, q.op.keys(results[i]));
+    }
+    this.announce(keys, batch, results);
+    this.observe({ writes: batch.length, notifies, ms: performance.now() - started });
   }
 
   /** Drains, then closes the writer's own connection (the pool is the caller's to end). */
   async close(): Promise<void> {
     await this.drain().catch(() => {});
-    const lane = this.lane;
-    this.lane = undefined;
-    if (!lane) return;
-    if (!lane.dead) await lane.conn.then((c) => c.release()).catch(() => {});
-    await lane.pool.end({ timeout: 1 }).catch(() => {});
+    await this.connection.close();
   }
 
   private observe(flush: FlushInfo): void {
