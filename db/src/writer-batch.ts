@@ -58,6 +58,36 @@ export function notifyKeys(c: TransactionSql, channel: string, origin: string, k
   return encodeKeys(origin, keys).map((p) => c`SELECT pg_notify(${channel}, ${p})`.execute());
 }
 
+/** A one-round-trip batch as sent: every query's promise in wire order, and how many NOTIFYs. */
+export interface SentBatch {
+  sent: Promise<unknown>[];
+  notifies: number;
+  /** The answer to its last write: once it is in, Postgres has only the NOTIFY and COMMIT left. */
+  lastWrite: Promise<unknown>;
+}
+
+/**
+ * Sends a batch whose every write announced its keys (`notify`) in one round trip: BEGIN, the
+ * mark, the writes, the NOTIFY of the announced keys and COMMIT. postgres.js puts a query on the
+ * wire when it is created, so the order of these calls is the order Postgres runs them in: a
+ * NOTIFY created before BEGIN would run, and be delivered, in a transaction of its own, before the
+ * writes it announces exist.
+ */
+export function sendOneTrip(
+  c: TransactionSql,
+  batch: { writerId: string; id: string; rule: MarkRule },
+  ops: WriteOp<unknown>[],
+  notify: { channel: string; origin: string },
+  stats: { statements: number; merged: number },
+): SentBatch {
+  const sent = beginBatch(c, batch.writerId, batch.id, batch.rule);
+  sent.push(...issueBatchWrites(c, ops, stats));
+  const lastWrite = sent[sent.length - 1]!;
+  const notifies = notifyKeys(c, notify.channel, notify.origin, announcedKeys(ops));
+  sent.push(...notifies, c`COMMIT`.execute());
+  return { sent, notifies: notifies.length, lastWrite };
+}
+
 /** The keys every write of a one-round-trip batch announced in advance. */
 export function announcedKeys(ops: WriteOp<unknown>[]): CommitKeys {
   const keys = emptyKeys();

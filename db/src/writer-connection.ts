@@ -5,7 +5,7 @@ import { type DatabaseAvailability, isConnectionError } from "./availability.js"
 import { emptyKeys, mergeKeys } from "./commit-keys.js";
 import { readMark, resolveInDoubt } from "./in-doubt.js";
 import type { WriteOp } from "./write-op.js";
-import { announcedKeys, batchOutcome, beginBatch, issueBatchWrites, notifyKeys } from "./writer-batch.js";
+import { batchOutcome, beginBatch, issueBatchWrites, notifyKeys, sendOneTrip } from "./writer-batch.js";
 import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./writer-lane.js";
 
 /** What the writer's connection needs of the writer's options. */
@@ -115,16 +115,21 @@ export class WriterConnection {
     }
     if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
     const batch = randomUUID();
-    const begin = beginBatch(c, this.id, batch, { kind: "upsert" });
     if (ops.every((op) => op.notify !== undefined)) {
       // One round trip: the NOTIFY carries the keys the writes announced in advance.
-      const notifies = notifyKeys(c, this.options.channel, this.options.origin, announcedKeys(ops));
-      const sent = [...begin, ...issueBatchWrites(c, ops, this.stats), ...notifies, c`COMMIT`.execute()];
-      const results = await this.finish(lane, batch, await settle(lane, sent), ops.length);
-      return { results, notifies: notifies.length };
+      const one = sendOneTrip(
+        c,
+        { writerId: this.id, id: batch, rule: { kind: "upsert" } },
+        ops,
+        this.options,
+        this.stats,
+      );
+      const results = await this.finish(lane, batch, await settle(lane, one.sent), ops.length);
+      return { results, notifies: one.notifies };
     }
     // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
     // lost in the first is known not to have committed.
+    const begin = beginBatch(c, this.id, batch, { kind: "upsert" });
     const first = await settle(lane, [...begin, ...issueBatchWrites(c, ops, this.stats)]);
     const failed = firstFailure(first);
     if (first.lost || (failed && (lane.dead || isConnectionError(failed.reason)))) {

@@ -4,15 +4,7 @@ import type { Sql } from "postgres";
 import type { DatabaseAvailability } from "./availability.js";
 import { type CommitKeys, emptyKeys, mergeKeys } from "./commit-keys.js";
 import type { WriteOp, WrittenRecord } from "./write-op.js";
-import {
-  announcedKeys,
-  type BatchOutcome,
-  batchOutcome,
-  beginBatch,
-  issueBatchWrites,
-  type MarkRule,
-  notifyKeys,
-} from "./writer-batch.js";
+import { type BatchOutcome, batchOutcome, type MarkRule, sendOneTrip } from "./writer-batch.js";
 import { WriterConnection } from "./writer-connection.js";
 import { type Lane, type Settled, settle } from "./writer-lane.js";
 
@@ -224,19 +216,19 @@ export class JournalWriter {
     const ops = batch.map((q) => q.op);
     const rule: MarkRule = previous ? { kind: "after", previous: previous.id } : { kind: "upsert" };
     if (previous) this.stats.pipelined++;
-    const notifies = notifyKeys(c, this.options.channel, this.options.origin, announcedKeys(ops));
-    const sent = [
-      ...beginBatch(c, this.connection.id, id, rule),
-      ...issueBatchWrites(c, ops, this.stats),
-      ...notifies,
-      c`COMMIT`.execute(),
-    ];
+    const { sent, notifies, lastWrite } = sendOneTrip(
+      c,
+      { writerId: this.connection.id, id, rule },
+      ops,
+      this.options,
+      this.stats,
+    );
     const flight: Flight = {
       batch,
       id,
       lane,
       started: performance.now(),
-      notifies: notifies.length,
+      notifies,
       answers: settle(lane, sent),
       watchdog: this.connection.watch(lane),
     };
@@ -248,7 +240,7 @@ export class JournalWriter {
       flight.written = true;
       this.sendBehind(flight);
     };
-    void sent[1 + ops.length]!.then(done, done);
+    void lastWrite.then(done, done);
   }
 
   /** The newest batch in flight is nearly done: what has gathered since goes out behind it. */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { channelFor, connect, emptyKeys, JournalWriter, type WriteOp } from "@aexhq/brain-db";
+import { channelFor, connect, emptyKeys, JournalWriter, Touch, type WriteOp } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { startPgProxy } from "../../testkit/pg-proxy.js";
@@ -147,6 +147,41 @@ describe("batches sent one behind another", () => {
       "refused-4",
       "refused-5",
     ]);
+  });
+});
+
+describe("the NOTIFY of a batch", () => {
+  it("is delivered with its commit: whoever hears it finds the batch's writes, for every batch in flight", async () => {
+    const channel = `pipeline_${randomUUID().slice(0, 8)}`;
+    const w = new JournalWriter(db.sql, { channel, origin: randomUUID() });
+    writers.push(w);
+    await warm(w);
+    // Each announces a session key (so its batch sends a NOTIFY), and holds its statement a while:
+    // a NOTIFY sent outside its batch's transaction would be heard long before the row is there.
+    const announced = (tag: string): WriteOp<number> => {
+      const keys = emptyKeys();
+      keys.sessions.set(randomUUID(), Touch.other);
+      return { ...probe(tag, 0.2), notify: keys, keys: () => keys };
+    };
+    const heard: Promise<number>[] = [];
+    const listening = await db.sql.listen(channel, () => {
+      heard.push(
+        db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pipeline_probe WHERE tag LIKE 'heard-%'`.then(
+          (r) => r[0]!.n,
+        ),
+      );
+    });
+    try {
+      const first = w.submit(announced("heard-1"));
+      await until("the first batch's write answered", () => w.stats.statements > 1);
+      await Promise.all([first, w.submit(announced("heard-2"))]);
+      expect(w.stats.pipelined).toBeGreaterThanOrEqual(1);
+      await until("both NOTIFYs heard", () => heard.length >= 2);
+      // What each listener found when it heard: the batch it was told of, at least.
+      expect(await Promise.all(heard)).toEqual([1, 2]);
+    } finally {
+      await listening.unlisten();
+    }
   });
 });
 
