@@ -15,6 +15,16 @@ export interface ServerProcess {
 
 const LISTENING = /^Brain listening on (http:\/\/\S+)$/m;
 
+/**
+ * The V8 flags the server's entry point runs with when started as a program (its `#!/usr/bin/env
+ * -S node …` line): the bench starts it with the same ones, as its bin and `npm start` would.
+ */
+export function serverNodeFlags(root: string): string[] {
+  const first = readFileSync(join(root, "server/dist/main.js"), "utf8").split("\n", 1)[0] ?? "";
+  const m = /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(first);
+  return m?.[1] ? m[1].trim().split(/\s+/) : [];
+}
+
 /** Starts `node server/dist/main.js` as production would, and resolves once it listens. */
 export async function spawnServer(options: {
   root: string;
@@ -24,7 +34,12 @@ export async function spawnServer(options: {
   nodeArgs?: string[];
   env?: NodeJS.ProcessEnv;
 }): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(options.root, "server/dist/main.js")], {
+  const args = [
+    ...serverNodeFlags(options.root),
+    ...(options.nodeArgs ?? []),
+    join(options.root, "server/dist/main.js"),
+  ];
+  const child = spawn(process.execPath, args, {
     cwd: options.root,
     env: {
       ...process.env,
