@@ -1,13 +1,18 @@
 // Preloaded into the Brain server process (`node --expose-gc --import …/server-probe.js`) by the
 // session_memory scenario only; it changes nothing else. On SIGUSR2 it collects garbage and prints
 // the V8 heap figures, which cannot be read from outside the process, on one stderr line.
+import { getHeapSpaceStatistics } from "node:v8";
+
 const gc = (globalThis as { gc?: () => void }).gc;
 
 process.on("SIGUSR2", () => {
   gc?.();
   gc?.();
   const m = process.memoryUsage();
+  // The young generation's committed size: it grows with the allocation rate (up to twice
+  // --max-semi-space-size), whatever the number of sessions.
+  const young = getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0;
   process.stderr.write(
-    `BENCH_MEMORY ${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, gc: gc !== undefined })}\n`,
+    `BENCH_MEMORY ${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, young, gc: gc !== undefined })}\n`,
   );
 });
