@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { channelFor, connect, emptyKeys, JournalWriter, Touch, type WriteOp } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { startPgProxy } from "../../testkit/pg-proxy.js";
+import { type PgProxy, startPgProxy } from "../../testkit/pg-proxy.js";
 import { until } from "../../testkit/wait.js";
 
 // One-round-trip batches go out one behind another on the writer's connection (maxInFlight): a
@@ -64,6 +64,22 @@ const bad: WriteOp<number> = {
   run: (tx) =>
     tx<{ id: number }[]>`INSERT INTO pipeline_probe (id, tag) VALUES (-1, NULL) RETURNING id`.then((r) => r[0]!.id),
 };
+
+/** Runs a test on a warmed writer whose connection passes a proxy that can lose COMMIT answers. */
+async function throughProxy(test: (w: JournalWriter, proxy: PgProxy) => Promise<void>): Promise<void> {
+  const proxy = await startPgProxy(db.url);
+  const sql = connect(proxy.through(db.url), { schema: "brain", max: 2, applicationName: "brain-test" });
+  const w = writer(sql);
+  try {
+    await warm(w);
+    await warmBehind(w);
+    await test(w, proxy);
+  } finally {
+    await w.close();
+    await sql.end({ timeout: 1 });
+    await proxy.close();
+  }
+}
 
 /** The tags in the table, in insertion order (ids come from a sequence, in commit order here). */
 async function tags(prefix: string): Promise<string[]> {
@@ -201,12 +217,7 @@ describe("the connection is lost with batches in flight", () => {
   });
 
   it("the mark tells which committed: the first is kept, the one behind it once, heard or not", async () => {
-    const proxy = await startPgProxy(db.url);
-    const sql = connect(proxy.through(db.url), { schema: "brain", max: 2, applicationName: "brain-test" });
-    const w = writer(sql);
-    try {
-      await warm(w);
-      await warmBehind(w);
+    await throughProxy(async (w, proxy) => {
       proxy.loseNextCommitAnswer();
       // Its write is answered at once, its COMMIT takes half a second: the batch behind it goes
       // out meanwhile, and the answer to the first COMMIT is what the proxy loses, cutting the
@@ -232,20 +243,11 @@ describe("the connection is lost with batches in flight", () => {
       expect(await tags("lost-")).toEqual(["lost-b", "lost-c"]);
       await w.submit(probe("lost-after"));
       expect(await tags("lost-after")).toEqual(["lost-after"]);
-    } finally {
-      await w.close();
-      await sql.end({ timeout: 1 });
-      await proxy.close();
-    }
+    });
   });
 
   it("both committed, the answers lost: the first's writes resolve, the one behind's are commit_unknown, none twice", async () => {
-    const proxy = await startPgProxy(db.url);
-    const sql = connect(proxy.through(db.url), { schema: "brain", max: 2, applicationName: "brain-test" });
-    const w = writer(sql);
-    try {
-      await warm(w);
-      await warmBehind(w);
+    await throughProxy(async (w, proxy) => {
       // Postgres runs both batches to their COMMIT; the writer hears neither COMMIT answer, nor
       // the answers of the second batch's writes.
       proxy.loseCommitAnswers(2);
@@ -259,10 +261,6 @@ describe("the connection is lost with batches in flight", () => {
       expect(w.stats.retries).toBe(0);
       expect(await tags("slow-commit-both-a")).toEqual(["slow-commit-both-a"]);
       expect(await tags("both-")).toEqual(["both-b", "both-c"]);
-    } finally {
-      await w.close();
-      await sql.end({ timeout: 1 });
-      await proxy.close();
-    }
+    });
   });
 });

@@ -18,6 +18,8 @@ export class ActorRegistry {
   private readonly actors = new Map<string, SessionActor>();
   private readonly claiming = new Map<string, Promise<SessionActor | null>>();
   private readonly elsewhere = new Map<string, number>();
+  /** Set by stopAll (shutdown): from then on this server takes no session, not even back. */
+  private stopped = false;
 
   constructor(private readonly rt: ActorsDeps) {}
 
@@ -36,6 +38,7 @@ export class ActorRegistry {
 
   /** `records`: what the commit wrote to the session, when this process wrote and described it all. */
   onCommit(sessionId: string, bits: number, records?: WrittenRecord[]): void {
+    if (this.stopped) return;
     const actor = this.actors.get(sessionId);
     if (actor) {
       actor.heard(records);
@@ -52,6 +55,10 @@ export class ActorRegistry {
 
   /** Claims the session if it is free and starts its actor; null when another server runs it. */
   async resume(sessionId: string): Promise<SessionActor | null> {
+    // A stopping server still hears commits (the calls it ends unknown on its way out, other
+    // servers' turns): a claim would take a session for the seconds until this server is marked
+    // stopped, and start an Agentloop there that can no longer write.
+    if (this.stopped) return null;
     const existing = this.actors.get(sessionId);
     if (existing) {
       existing.kick();
@@ -88,12 +95,17 @@ export class ActorRegistry {
         model: await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model),
         tools: row.tools as ToolPlacement[],
       };
+      // Stopped while claiming: the session stays ours until this server is marked stopped, then
+      // it is anyone's (recovery), like every other session this server ran.
+      if (this.stopped) return null;
       const actor = new SessionActor(this.rt, info, epoch, (a) => {
         if (this.actors.get(a.session.id) === a) this.actors.delete(a.session.id);
       });
       this.actors.set(sessionId, actor);
       return actor;
     } catch (error) {
+      // The pool ends during shutdown; a claim cut short by it is no fault.
+      if (this.stopped) return null;
       this.rt.log.error({ err: error, sessionId }, "could not resume session");
       return null;
     }
@@ -105,6 +117,7 @@ export class ActorRegistry {
   }
 
   stopAll(): void {
+    this.stopped = true;
     for (const a of [...this.actors.values()]) a.stop("shutdown");
   }
 }

@@ -1,4 +1,5 @@
 import { Brain } from "@aexhq/brain";
+import { Touch } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
@@ -56,6 +57,32 @@ describe("one Agentloop per session, fenced", () => {
       expect(owner!.owner_id).toBe(y.app.brain.serverId);
     } finally {
       await client.close();
+    }
+  });
+
+  it("a server shutting down takes no session again, not even its own, once its actors are stopped", async () => {
+    const z = await startBrain({ db });
+    const client = new Brain({ url: z.url, token: z.token });
+    try {
+      const session = await client.sessions.create({ model: { provider: "scripted", script: [{ text: "one" }] } });
+      expect(await session.send("first")).toBe("one");
+      const ownerOf = async () => {
+        const [row] = await db.sql`SELECT owner_id, owner_epoch FROM sessions WHERE id = ${session.id}`;
+        return row!;
+      };
+      const before = await ownerOf();
+      expect(before.owner_id).toBe(z.app.brain.serverId);
+
+      // stop() stops the actors first; the calls it then ends unknown are commits this server
+      // hears like any other. Neither a commit nor a direct resume may claim the session back.
+      z.app.brain.actors.stopAll();
+      z.app.brain.actors.onCommit(session.id, Touch.observation);
+      expect(await z.app.brain.actors.resume(session.id)).toBeNull();
+      expect(z.app.brain.actors.size).toBe(0);
+      expect(await ownerOf()).toEqual(before);
+    } finally {
+      await client.close();
+      await z.close();
     }
   });
 });
