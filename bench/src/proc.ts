@@ -15,14 +15,19 @@ export interface ServerProcess {
 
 const LISTENING = /^Brain listening on (http:\/\/\S+)$/m;
 
-/**
- * The V8 flags the server's entry point runs with when started as a program (its `#!/usr/bin/env
- * -S node …` line): the bench starts it with the same ones, as its bin and `npm start` would.
- */
-export function serverNodeFlags(root: string): string[] {
-  const first = readFileSync(join(root, "server/dist/main.js"), "utf8").split("\n", 1)[0] ?? "";
+/** The node flags a script's `#!/usr/bin/env -S node …` line carries; none for a plain `#!`. */
+export function nodeFlagsOf(file: string): string[] {
+  const first = readFileSync(file, "utf8").split("\n", 1)[0] ?? "";
   const m = /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(first);
   return m?.[1] ? m[1].trim().split(/\s+/) : [];
+}
+
+/**
+ * The V8 flags the server's entry point runs with when started as a program: the bench starts it
+ * with the same ones, as its bin and `npm start` would.
+ */
+export function serverNodeFlags(root: string): string[] {
+  return nodeFlagsOf(join(root, "server/dist/main.js"));
 }
 
 /** Starts `node server/dist/main.js` as production would, and resolves once it listens. */

@@ -38,7 +38,6 @@ export class ActorRegistry {
 
   /** `records`: what the commit wrote to the session, when this process wrote and described it all. */
   onCommit(sessionId: string, bits: number, records?: WrittenRecord[]): void {
-    if (this.stopped) return;
     const actor = this.actors.get(sessionId);
     if (actor) {
       actor.heard(records);

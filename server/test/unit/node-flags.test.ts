@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { nodeFlagsOf } from "../../../bench/src/proc.js";
 
 // The server runs with V8 flags of its own (a larger young generation, see server/src/main.ts):
 // its entry point's `#!` line carries them when it runs as a program, and `npm start`, which runs
@@ -7,11 +9,8 @@ import { describe, expect, it } from "vitest";
 
 const root = new URL("../../../", import.meta.url);
 
-function entryFlags(): string[] {
-  const first = readFileSync(new URL("server/src/main.ts", root), "utf8").split("\n", 1)[0]!;
-  const m = /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(first);
-  return m ? m[1]!.trim().split(/\s+/) : [];
-}
+// The source's line, read the way the bench reads the built one (serverNodeFlags).
+const entryFlags = () => nodeFlagsOf(fileURLToPath(new URL("server/src/main.ts", root)));
 
 describe("the server's V8 flags", () => {
   it("are on its entry point's #! line", () => {
