@@ -1,4 +1,4 @@
-import { corkPerTick } from "@aexhq/brain-db";
+import { corkPerTick } from "@aexhq/brain-contracts";
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance } from "fastify";
 import postgres from "postgres";

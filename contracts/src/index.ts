@@ -11,6 +11,7 @@ export * from "./mcp.js";
 export * from "./model.js";
 export * from "./outcome.js";
 export * from "./placements.js";
+export { corkPerTick } from "./socket-cork.js";
 export * from "./storable.js";
 export * from "./timers.js";
 export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";

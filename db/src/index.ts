@@ -211,5 +211,4 @@ export {
   SCHEMA_NAME_PATTERN,
 } from "./schema-name.js";
 export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
-export { corkPerTick } from "./socket-cork.js";
 export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions, type WrittenRecord } from "./writer.js";

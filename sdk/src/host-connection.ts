@@ -13,6 +13,7 @@ import type { FrameChannel } from "./execution.js";
 import { type CallFrame, encodeFrameParts, type RequestFrame } from "./frame-encoding.js";
 import { type Heartbeat, startHeartbeat } from "./heartbeat.js";
 import type { HostEndpoint, HostIdentity } from "./host-identity.js";
+import { openHostSocket } from "./host-socket.js";
 import type { HttpClient } from "./http-client.js";
 import { type Ack, PendingAcks } from "./pending-acks.js";
 import type { PlacedTool } from "./tool.js";
@@ -157,11 +158,7 @@ export class HostConnection implements FrameChannel {
     if (this.closed) return Promise.reject(closedError());
     return new Promise((resolve, reject) => {
       const url = `${webSocketBase(this.http.baseUrl)}${endpoint.path}`;
-      const ws = new WebSocket(url, {
-        headers: { authorization: `Bearer ${endpoint.token}` },
-        maxPayload: MAX_FRAME_BYTES,
-        handshakeTimeout: WELCOME_TIMEOUT_MS,
-      });
+      const ws = openHostSocket(url, endpoint.token, WELCOME_TIMEOUT_MS);
       this.current = ws;
       let welcomed = false;
       let failure: BrainError | undefined;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { BrainError } from "@aexhq/brain-contracts";
-import { closeConnection, corkPerTick, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
+import { BrainError, corkPerTick } from "@aexhq/brain-contracts";
+import { closeConnection, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer, type Socket, connect as tcpConnect } from "node:net";
+import { corkPerTick } from "@aexhq/brain-contracts";
 import { afterEach, describe, expect, it } from "vitest";
-import { corkPerTick } from "../../src/socket-cork.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
