@@ -40,6 +40,8 @@ export interface BenchOptions {
   scalingSessions: number[];
   /** `--warmup`: seconds of load before a sustained rate is measured (see sustainedWarmupMs); null = default. */
   warmupSeconds: number | null;
+  /** `--rounds`: the scenarios run this many times, interleaved; ratios are medians (see rounds.ts). */
+  rounds: number;
 }
 
 /**

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only a,b] [-- --cpu-prof] [-- --out file]`: the benchmark suite.
+// `npm run bench [-- --quick] [-- --only a,b] [-- --rounds N] [-- --cpu-prof] [-- --out file]`: the benchmark suite.
 // Runs against DATABASE_URL, else an embedded Postgres under .brain-bench/pg, in a database of its
 // own that it drops afterwards; starts the Brain server and the host application as processes.
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -33,7 +33,8 @@ import { journalSize } from "./journal-size.js";
 import { machineInfo } from "./machine.js";
 import { pgbossRoundtrip } from "./pgboss-roundtrip.js";
 import { machineBusySeconds } from "./proc.js";
-import { ratios, ratioTable, table, targets, targetTable } from "./report.js";
+import { type Ratio, ratios, ratioTable, table, targets, targetTable } from "./report.js";
+import { medianRatios, medianRound, type ScenarioRounds } from "./rounds.js";
 import { sessionMemory } from "./session-memory.js";
 import type { Figure } from "./stats.js";
 import { toolDispatch } from "./tool-dispatch.js";
@@ -79,6 +80,7 @@ function options(): BenchOptions {
       "graphile-complete-delay": { type: "string", default: "-1" },
       "scaling-sessions": { type: "string", default: "1,8,64,512" },
       warmup: { type: "string" },
+      rounds: { type: "string", default: "1" },
     },
   });
   let only: Set<string> | null = null;
@@ -109,6 +111,7 @@ function options(): BenchOptions {
     },
     scalingSessions: values["scaling-sessions"].split(",").map((n) => positiveInt(n.trim(), "--scaling-sessions")),
     warmupSeconds: values.warmup === undefined ? null : nonNegativeInt(values.warmup, "--warmup"),
+    rounds: positiveInt(values.rounds, "--rounds"),
   };
 }
 
@@ -162,7 +165,9 @@ async function main(): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
 
-  const figures: Figure[] = [];
+  /** Each scenario's figures, one list per round it completed. */
+  const rounds = new Map<string, ScenarioRounds>();
+  const perRound: Figure[][] = [];
   const errors: { scenario: string; error: string }[] = [];
   const statements: Record<string, StatementStat[]> = {};
   const activity: Record<string, Record<string, number>> = {};
@@ -183,49 +188,58 @@ async function main(): Promise<number> {
       log,
     };
     const ctx: BenchContext = { ...base, startBrain: (scenario, o) => startBrain(base, scenario, o) };
-    for (const scenario of SCENARIOS) {
-      if (opts.only && !opts.only.has(scenario.name)) continue;
-      const t0 = performance.now();
-      let best: { result: ScenarioResult; other: number } | undefined;
-      for (let attempt = 1; attempt <= 1 + opts.retryBusy; attempt++) {
-        if (opts.waitQuietSeconds > 0) {
-          const waited = await waitQuiet(opts.waitQuietSeconds);
-          if (!waited.quiet)
-            log(`bench: the machine stayed busy (${waited.busy} cores); running ${scenario.name} anyway`);
+    for (let r = 1; r <= opts.rounds; r++) {
+      const roundFigures: Figure[] = [];
+      perRound.push(roundFigures);
+      if (opts.rounds > 1) log(`bench: round ${r} of ${opts.rounds}`);
+      for (const scenario of SCENARIOS) {
+        if (opts.only && !opts.only.has(scenario.name)) continue;
+        if (errors.some((e) => e.scenario === scenario.name)) continue;
+        const t0 = performance.now();
+        let best: { result: ScenarioResult; other: number } | undefined;
+        for (let attempt = 1; attempt <= 1 + opts.retryBusy; attempt++) {
+          if (opts.waitQuietSeconds > 0) {
+            const waited = await waitQuiet(opts.waitQuietSeconds);
+            if (!waited.quiet)
+              log(`bench: the machine stayed busy (${waited.busy} cores); running ${scenario.name} anyway`);
+          }
+          log(`bench: ${scenario.name} …${attempt > 1 ? ` (attempt ${attempt})` : ""}`);
+          try {
+            const result = await withTimeout(
+              scenario.run(ctx),
+              scenario.timeoutMs?.(opts.quick) ?? (opts.quick ? 60_000 : 300_000),
+              scenario.name,
+            );
+            const other = Math.max(0, ...result.figures.map((f) => f.cpu?.other ?? 0));
+            if (!best || other < best.other) best = { result, other };
+            quietness[scenario.name] = { attempts: attempt, otherCores: best.other };
+            if (other <= BUSY_OTHER_CORES) break;
+            if (attempt <= opts.retryBusy)
+              log(`bench: other processes used ${other} cores during ${scenario.name}; again`);
+          } catch (error) {
+            const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+            errors.push({ scenario: scenario.name, error: text });
+            log(`bench: ${scenario.name} FAILED: ${text}`);
+            break;
+          }
         }
-        log(`bench: ${scenario.name} …${attempt > 1 ? ` (attempt ${attempt})` : ""}`);
-        try {
-          const result = await withTimeout(
-            scenario.run(ctx),
-            scenario.timeoutMs?.(opts.quick) ?? (opts.quick ? 60_000 : 300_000),
-            scenario.name,
-          );
-          const other = Math.max(0, ...result.figures.map((f) => f.cpu?.other ?? 0));
-          if (!best || other < best.other) best = { result, other };
-          quietness[scenario.name] = { attempts: attempt, otherCores: best.other };
-          if (other <= BUSY_OTHER_CORES) break;
-          if (attempt <= opts.retryBusy)
-            log(`bench: other processes used ${other} cores during ${scenario.name}; again`);
-        } catch (error) {
-          const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-          errors.push({ scenario: scenario.name, error: text });
-          log(`bench: ${scenario.name} FAILED: ${text}`);
-          break;
+        if (best) {
+          roundFigures.push(...best.result.figures);
+          rounds.set(scenario.name, [...(rounds.get(scenario.name) ?? []), best.result.figures]);
+          if (best.result.statements) statements[scenario.name] = best.result.statements;
+          if (best.result.activity) activity[scenario.name] = best.result.activity;
         }
+        durations[scenario.name] = (durations[scenario.name] ?? 0) + Math.round(performance.now() - t0) / 1000;
+        log(`bench: ${scenario.name} done in ${durations[scenario.name]} s`);
       }
-      if (best) {
-        figures.push(...best.result.figures);
-        if (best.result.statements) statements[scenario.name] = best.result.statements;
-        if (best.result.activity) activity[scenario.name] = best.result.activity;
-      }
-      durations[scenario.name] = Math.round(performance.now() - t0) / 1000;
-      log(`bench: ${scenario.name} done in ${durations[scenario.name]} s`);
     }
   } finally {
     await cleanup();
   }
 
-  const ratioList = ratios(figures);
+  const figures = [...rounds.values()].flatMap(medianRound);
+  const roundRatios: Ratio[][] = perRound.map((f) => ratios(f));
+  const ratioList = medianRatios(roundRatios);
   const targetList = targets(ratioList, figures);
   const machine = machineInfo(ROOT);
   const report = {
@@ -237,7 +251,9 @@ async function main(): Promise<number> {
     seconds: Math.round(performance.now() - started) / 1000,
     durations,
     quietness,
+    rounds: opts.rounds,
     figures,
+    ...(opts.rounds > 1 ? { roundRatios } : {}),
     ratios: ratioList,
     targets: targetList,
     statements,
