@@ -55,7 +55,10 @@ export function medianRatios(perRound: Ratio[][]): Ratio[] {
     return {
       name,
       value: round(median(values), 2),
-      how: `${found[0]!.how}; median of ${values.length} rounds (${values.join(", ")})`,
+      how:
+        values.length === 1
+          ? `${found[0]!.how}; from 1 of ${perRound.length} rounds`
+          : `${found[0]!.how}; median of ${values.length} rounds (${values.join(", ")})`,
     };
   });
 }

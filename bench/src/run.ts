@@ -229,7 +229,7 @@ async function main(): Promise<number> {
           if (best.result.statements) statements[scenario.name] = best.result.statements;
           if (best.result.activity) activity[scenario.name] = best.result.activity;
         }
-        durations[scenario.name] = (durations[scenario.name] ?? 0) + Math.round(performance.now() - t0) / 1000;
+        durations[scenario.name] = Math.round((durations[scenario.name] ?? 0) * 1000 + performance.now() - t0) / 1000;
         log(`bench: ${scenario.name} done in ${durations[scenario.name]} s`);
       }
     }

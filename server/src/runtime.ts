@@ -199,13 +199,28 @@ export async function startRuntime(
     () => bus.rescan(),
   );
 
+  // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the
+  // stale window (it resumes up to 500 orphaned sessions one by one, and a claim waits on a locked
+  // session row), and a heartbeat held behind it would let another server judge this live one
+  // dead, take its sessions in the middle of their model calls and end its calls unknown.
+  let beating = false;
+  const beat = async () => {
+    if (beating) return;
+    beating = true;
+    try {
+      if ((await heartbeat(sql, serverId)) === "revived") revive(rt);
+      availability.markAvailable();
+    } catch (err) {
+      if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
+    } finally {
+      beating = false;
+    }
+  };
   let sweeping = false;
   const tick = async () => {
     if (sweeping) return;
     sweeping = true;
     try {
-      if ((await heartbeat(sql, serverId)) === "revived") revive(rt);
-      availability.markAvailable();
       await rt.repairs.run();
       await rt.toolModels.stopEnded();
       // After an outage every process's heartbeat is stale at once: only one that has itself been
@@ -221,12 +236,16 @@ export async function startRuntime(
         });
       }
     } catch (err) {
-      if (!availability.observe(err)) log.warn({ err }, "heartbeat or recovery sweep failed");
+      if (!availability.observe(err)) log.warn({ err }, "recovery sweep failed");
     } finally {
       sweeping = false;
     }
   };
-  const timer = setInterval(() => void tick(), HEARTBEAT_MS);
+  const timer = setInterval(() => {
+    void beat();
+    void tick();
+  }, HEARTBEAT_MS);
+  await beat();
   await tick();
   const stopRetention = startRetention(rt);
   // Off (nothing runs) unless an OTLP endpoint is configured.

@@ -26,9 +26,9 @@ describe("rounds", () => {
 
   it("keeps a ratio measured in only some rounds, and one round as it is", () => {
     const merged = medianRatios([[{ name: "a", value: 1, how: "x" }], [{ name: "b", value: 3, how: "y" }]]);
-    expect(merged.map((r) => [r.name, r.value])).toEqual([
-      ["a", 1],
-      ["b", 3],
+    expect(merged.map((r) => [r.name, r.value, r.how])).toEqual([
+      ["a", 1, "x; from 1 of 2 rounds"],
+      ["b", 3, "y; from 1 of 2 rounds"],
     ]);
     const one = [{ name: "a", value: 1.5, how: "x" }];
     expect(medianRatios([one])).toBe(one);
