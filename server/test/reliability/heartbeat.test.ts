@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Brain } from "@aexhq/brain";
 import { registerServer, SERVER_STALE_SECONDS, stopServer } from "@aexhq/brain-db";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { describe, expect, it } from "vitest";
+import { startBrain } from "../../../testkit/brain.js";
+import { startedBeforeAll } from "../../../testkit/fixtures.js";
 import { until } from "../../../testkit/wait.js";
 
 // A server's heartbeat is what tells the others it is alive: a heartbeat older than the stale
@@ -11,13 +12,7 @@ import { until } from "../../../testkit/wait.js";
 // model calls) and declare it dead (ending its dispatched calls unknown). The recovery sweep can
 // run for longer than that window; the heartbeat must not wait for it.
 
-let x: InProcessBrain;
-beforeAll(async () => {
-  x = await startBrain();
-});
-afterAll(async () => {
-  await x?.close();
-});
+const x = startedBeforeAll(() => startBrain());
 
 describe("the heartbeat", () => {
   it("keeps beating while the recovery sweep is held up past the stale window", async () => {
