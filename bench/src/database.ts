@@ -79,6 +79,7 @@ export interface PostgresInfo {
   synchronousCommit: string;
   walSyncMethod: string;
   sharedBuffers: string;
+  /** Whether the server preloads pg_stat_statements (each scenario's database then creates the extension). */
   pgStatStatements: boolean;
 }
 
@@ -93,16 +94,19 @@ export async function postgresInfo(sql: Sql): Promise<PostgresInfo> {
     synchronousCommit: row!.sc,
     walSyncMethod: row!.wsm,
     sharedBuffers: row!.sb,
-    pgStatStatements: await enablePgStatStatements(sql),
+    pgStatStatements: await preloadsPgStatStatements(sql),
   };
 }
 
-/** pg_stat_statements, when the server preloads it: then each scenario records its top statements. */
-async function enablePgStatStatements(sql: Sql): Promise<boolean> {
+async function preloadsPgStatStatements(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ on: boolean }[]>`
+    SELECT 'pg_stat_statements' = ANY (string_to_array(current_setting('shared_preload_libraries'), ', ')) AS on`;
+  return row?.on ?? false;
+}
+
+/** pg_stat_statements in a database, when the server preloads it: then a scenario records its top statements. */
+export async function enablePgStatStatements(sql: Sql): Promise<boolean> {
   try {
-    const [row] = await sql<{ on: boolean }[]>`
-      SELECT 'pg_stat_statements' = ANY (string_to_array(current_setting('shared_preload_libraries'), ', ')) AS on`;
-    if (!row?.on) return false;
     await sql`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`;
     return true;
   } catch {

@@ -115,6 +115,12 @@ export function ratios(figures: Figure[]): Ratio[] {
     rateOf(figures, "tool_throughput") ?? rateOf(figures, "tool_scaling.sessions_64"),
     "aggregate calls/s of 2 servers × 32 sessions ÷ one server × 64 sessions",
   );
+  push(
+    "takeover ÷ empty start",
+    figureValue(figures, "takeover"),
+    figureValue(figures, "takeover.empty_start"),
+    "ms until a new server has resumed a stopped one's sessions ÷ its start with none to resume",
+  );
   const journal = journalSizes(figures);
   if (journal.length >= 2) {
     const [first, last] = [journal[0]!, journal[journal.length - 1]!];

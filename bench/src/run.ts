@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [-- --only a,b] [-- --rounds N] [-- --cpu-prof] [-- --out file]`: the benchmark suite.
-// Runs against DATABASE_URL, else an embedded Postgres under .brain-bench/pg, in a database of its
-// own that it drops afterwards; starts the Brain server and the host application as processes.
+// Runs against DATABASE_URL, else an embedded Postgres under .brain-bench/pg, each scenario run in a
+// database of its own that it drops afterwards; starts the Brain server and the host application as processes.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -16,15 +16,7 @@ import {
   serverWarnings,
   startBrain,
 } from "./context.js";
-import {
-  createRunDatabase,
-  dropRunDatabase,
-  plainSql,
-  postgresInfo,
-  resolveCluster,
-  type StatementStat,
-  withDatabase,
-} from "./database.js";
+import { adminSql, postgresInfo, resolveCluster, type StatementStat } from "./database.js";
 import { emit } from "./emit.js";
 import { floorCommit } from "./floor-commit.js";
 import { floorStack } from "./floor-stack.js";
@@ -35,8 +27,10 @@ import { pgbossRoundtrip } from "./pgboss-roundtrip.js";
 import { machineBusySeconds } from "./proc.js";
 import { type Ratio, ratios, ratioTable, table, targets, targetTable } from "./report.js";
 import { medianRatios, medianRound, type ScenarioRounds } from "./rounds.js";
+import { type ScenarioDatabase, ScenarioDatabases } from "./scenario-database.js";
 import { sessionMemory } from "./session-memory.js";
 import type { Figure } from "./stats.js";
+import { takeover } from "./takeover.js";
 import { toolDispatch } from "./tool-dispatch.js";
 import { toolScaling, twoServers } from "./tool-scaling.js";
 import { toolThroughput } from "./tool-throughput.js";
@@ -57,6 +51,7 @@ const SCENARIOS: Scenario[] = [
   toolThroughput,
   componentCall,
   sessionMemory,
+  takeover,
   toolScaling,
   twoServers,
   journalSize,
@@ -143,21 +138,13 @@ async function main(): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const cluster = await resolveCluster(ROOT);
   log(`bench: Postgres ${cluster.description}`);
-  const dbName = await createRunDatabase(cluster.adminUrl);
-  const databaseUrl = withDatabase(cluster.adminUrl, dbName);
-  const sql = plainSql(databaseUrl, 4);
-  let dropping: Promise<void> | undefined;
+  let databases: ScenarioDatabases | undefined;
+  let stopping: Promise<void> | undefined;
   const cleanup = () => {
-    dropping ??= sql
-      .end()
-      .catch(() => {})
-      .then(async () => {
-        if (opts.keepDb) log(`bench: kept database ${databaseUrl} (--keep-db)`);
-        else await dropRunDatabase(cluster.adminUrl, dbName);
-      })
-      .catch((err: unknown) => log(`bench: could not drop ${dbName}: ${String(err)}`))
+    stopping ??= (databases?.closeAll() ?? Promise.resolve())
+      .catch((err: unknown) => log(`bench: could not drop a database: ${String(err)}`))
       .then(() => (opts.keepDb ? undefined : cluster.stop()));
-    return dropping;
+    return stopping;
   };
   const onSignal = () => {
     void cleanup().then(() => process.exit(130));
@@ -176,18 +163,28 @@ async function main(): Promise<number> {
   const quietness: Record<string, { attempts: number; otherCores: number }> = {};
   let pg: Awaited<ReturnType<typeof postgresInfo>> | undefined;
   try {
-    pg = await postgresInfo(sql);
-    log(`bench: database ${dbName}; Postgres ${pg.version}, fsync ${pg.fsync}${opts.quick ? "; quick" : ""}`);
-    const base = {
-      ...opts,
-      root: ROOT,
-      databaseUrl,
-      database: dbName,
-      sql,
+    const admin = adminSql(cluster.adminUrl);
+    pg = await postgresInfo(admin).finally(() => admin.end());
+    log(`bench: Postgres ${pg.version}, fsync ${pg.fsync}; a database per scenario run${opts.quick ? "; quick" : ""}`);
+    databases = new ScenarioDatabases(cluster.adminUrl, {
+      keep: opts.keepDb,
       pgStatStatements: pg.pgStatStatements,
       log,
+    });
+    const scenarioDbs = databases;
+    /** The context of one scenario run, on a database of its own. */
+    const contextOn = (db: ScenarioDatabase): BenchContext => {
+      const base = {
+        ...opts,
+        root: ROOT,
+        databaseUrl: db.url,
+        database: db.name,
+        sql: db.sql,
+        pgStatStatements: db.pgStatStatements,
+        log,
+      };
+      return { ...base, startBrain: (scenario, o) => startBrain(base, scenario, o) };
     };
-    const ctx: BenchContext = { ...base, startBrain: (scenario, o) => startBrain(base, scenario, o) };
     for (let r = 1; r <= opts.rounds; r++) {
       const roundFigures: Figure[] = [];
       perRound.push(roundFigures);
@@ -207,7 +204,7 @@ async function main(): Promise<number> {
           log(`bench: ${scenario.name} …${attempt > 1 ? ` (attempt ${attempt})` : ""}`);
           try {
             const result = await withTimeout(
-              scenario.run(ctx),
+              scenarioDbs.with((db) => scenario.run(contextOn(db))),
               scenario.timeoutMs?.(opts.quick) ?? (opts.quick ? 60_000 : 300_000),
               scenario.name,
             );

@@ -10,6 +10,17 @@ import type { Services } from "./services.js";
 
 export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors" | "boss">;
 
+/** Orphans read per page. */
+const PAGE = 500;
+/** Orphans resumed at once: each claim is a few round trips, so a page goes at the pool's pace, not one RTT chain. */
+const RESUME_CONCURRENCY = 8;
+/**
+ * How long one sweep goes on taking pages of orphans before it returns; the next tick goes on
+ * where it stopped. A server taking over thousands of sessions takes them in one go rather than
+ * a page a tick, and still judges dead servers at least this often.
+ */
+const RESUME_BUDGET_MS = 2_000;
+
 /**
  * Crash recovery, run every heartbeat by every server. A server whose heartbeat went stale is
  * declared dead: every call dispatched on its host connections ends `unknown` (nobody can know
@@ -33,7 +44,25 @@ export async function sweep(rt: RecoveryDeps, mayDeclareDead: boolean): Promise<
   const interrupted = await rt.writer.submit(endOrphanedToolModelCalls());
   if (interrupted > 0) rt.log.warn({ interrupted }, "recorded tool model calls of lost processes as unknown");
   // Also servers that stopped cleanly may leave calls on connections that closed with them.
-  for (const id of await orphanedSessions(rt.sql)) {
-    await rt.actors.resume(id);
+  await resumeOrphans(rt);
+}
+
+/**
+ * Resumes active sessions without a live owner, a page at a time until none is left, the budget is
+ * spent, or a page took nothing (this server is stopping, or the rest are being claimed elsewhere).
+ */
+async function resumeOrphans(rt: RecoveryDeps): Promise<void> {
+  const until = performance.now() + RESUME_BUDGET_MS;
+  for (;;) {
+    const ids = await orphanedSessions(rt.sql, PAGE);
+    let next = 0;
+    let resumed = 0;
+    const lane = async () => {
+      while (next < ids.length) {
+        if ((await rt.actors.resume(ids[next++]!)) !== null) resumed++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(RESUME_CONCURRENCY, ids.length) }, lane));
+    if (ids.length < PAGE || resumed === 0 || performance.now() > until) return;
   }
 }

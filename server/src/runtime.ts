@@ -200,9 +200,9 @@ export async function startRuntime(
   );
 
   // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the
-  // stale window (it resumes up to 500 orphaned sessions one by one, and a claim waits on a locked
-  // session row), and a heartbeat held behind it would let another server judge this live one
-  // dead, take its sessions in the middle of their model calls and end its calls unknown.
+  // stale window (it resumes orphaned sessions for up to 2 s, and waits for any claim held up on a
+  // locked session row), and a heartbeat held behind it would let another server judge this live
+  // one dead, take its sessions in the middle of their model calls and end its calls unknown.
   let beating = false;
   const beat = async () => {
     if (beating) return;

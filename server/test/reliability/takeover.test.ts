@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { channelFor, claimSession, JournalWriter, orphanedSessions, registerServer, stopServer } from "@aexhq/brain-db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
+import { bareSession } from "../../../testkit/session-rows.js";
+import { until } from "../../../testkit/wait.js";
+import { type RecoveryDeps, sweep } from "../../src/recovery.js";
+
+// A server that takes over a stopped server's sessions resumes them in its recovery sweep. With
+// thousands of them, the sweep takes page after page in one go (not a page per heartbeat), a few
+// at a time, and a claim held up on a locked session row does not hold up the rest. The registry
+// of actors is the only thing replaced here: its resume claims for real and records how many
+// claims ran at once.
+
+let db: TestDatabase;
+let writer: JournalWriter;
+const hostId = randomUUID();
+const gone = randomUUID();
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 12 });
+  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  await registerServer(db.sql, gone);
+  await stopServer(db.sql, gone);
+  writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
+});
+afterAll(async () => {
+  await writer?.close();
+  await db?.drop();
+});
+
+/** `n` active sessions owned by a server that has stopped. */
+async function orphans(n: number): Promise<string[]> {
+  const ids = Array.from({ length: n }, () => randomUUID());
+  for (let i = 0; i < ids.length; i += 100) {
+    await Promise.all(ids.slice(i, i + 100).map((id) => writer.submit(bareSession(id, hostId, gone))));
+  }
+  return ids;
+}
+
+/** A server of its own, and a sweep whose resumes claim for it (or take nothing: `claims: false`). */
+async function server(options: { claims: boolean }) {
+  const serverId = randomUUID();
+  await registerServer(db.sql, serverId);
+  const seen = { resumes: 0, inFlight: 0, maxInFlight: 0 };
+  const actors = {
+    async resume(sessionId: string) {
+      seen.resumes++;
+      seen.inFlight++;
+      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+      try {
+        if (!options.claims) return null;
+        return (await claimSession(db.sql, sessionId, serverId)) === null ? null : {};
+      } finally {
+        seen.inFlight--;
+      }
+    },
+  };
+  const rt = {
+    sql: db.sql,
+    serverId,
+    writer,
+    log: { warn() {}, error() {} },
+    actors,
+    boss: undefined,
+  } as unknown as RecoveryDeps;
+  const owned = async (ids: string[]) => {
+    const [row] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM sessions WHERE owner_id = ${serverId} AND id = ANY(${ids}::uuid[])`;
+    return row!.n;
+  };
+  return { serverId, rt, seen, owned };
+}
+
+async function clearOrphans(): Promise<void> {
+  await db.sql`UPDATE sessions SET status = 'ended' WHERE status = 'active'`;
+}
+
+describe("taking over a stopped server's sessions", () => {
+  it("resumes more than a page of orphans in one sweep, a few claims at a time", async () => {
+    await clearOrphans();
+    const ids = await orphans(620);
+    const s = await server({ claims: true });
+    await sweep(s.rt, false);
+    expect(await s.owned(ids)).toBe(620);
+    expect(s.seen.maxInFlight).toBeGreaterThan(1);
+    expect(s.seen.maxInFlight).toBeLessThanOrEqual(8);
+  });
+
+  it("goes on with the other orphans while one claim waits on a locked session row", async () => {
+    await clearOrphans();
+    const ids = await orphans(40);
+    const s = await server({ claims: true });
+    // The first orphan the sweep will read is the one whose row is locked.
+    const [first] = await orphanedSessions(db.sql);
+    const lock = await db.sql.reserve();
+    let swept: Promise<void> | undefined;
+    try {
+      await lock`BEGIN`;
+      await lock`SELECT 1 FROM sessions WHERE id = ${first!} FOR UPDATE`;
+      swept = sweep(s.rt, false);
+      await until("the other orphans claimed", async () => (await s.owned(ids)) === ids.length - 1);
+    } finally {
+      await lock`ROLLBACK`.catch(() => {});
+      lock.release();
+    }
+    await swept;
+    expect(await s.owned(ids)).toBe(ids.length);
+  });
+
+  it("stops after a page that took nothing (the server is stopping, or others claim them)", async () => {
+    await clearOrphans();
+    await orphans(620);
+    const s = await server({ claims: false });
+    await sweep(s.rt, false);
+    expect(s.seen.resumes).toBe(500);
+  });
+});
