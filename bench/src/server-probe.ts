@@ -9,10 +9,14 @@ process.on("SIGUSR2", () => {
   gc?.();
   gc?.();
   const m = process.memoryUsage();
-  // The young generation's committed size: it grows with the allocation rate (up to twice
-  // --max-semi-space-size), whatever the number of sessions.
-  const young = getHeapSpaceStatistics().find((s) => s.space_name === "new_space")?.space_size ?? 0;
+  // The young generation grows with the allocation rate (up to twice --max-semi-space-size),
+  // whatever the number of sessions. `young` is what of it is resident: V8 counts the pages
+  // written to (physical_space_size), which is what it adds to VmRSS; `youngCommitted` is its
+  // committed size, resident or not.
+  const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+  const young = newSpace?.physical_space_size ?? 0;
+  const youngCommitted = newSpace?.space_size ?? 0;
   process.stderr.write(
-    `BENCH_MEMORY ${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, young, gc: gc !== undefined })}\n`,
+    `BENCH_MEMORY ${JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, young, youngCommitted, gc: gc !== undefined })}\n`,
   );
 });

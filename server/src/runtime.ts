@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CommitListener,
@@ -69,6 +70,9 @@ export async function startRuntime(
   const serverId = randomUUID();
   let listener: CommitListener | undefined;
   const closing = new AbortController();
+  // Every request waiting on a journal and every running Environment call listens for the
+  // shutdown: hundreds at once are normal, and Node's leak warning past ten would be a false alarm.
+  setMaxListeners(0, closing.signal);
   const bus = new CommitBus();
   const channel = channelFor(config.schema);
   // Gauges read the actors and host sockets when scraped; both exist by the first scrape.
