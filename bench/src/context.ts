@@ -210,13 +210,22 @@ export async function withBrain(
     statements = await brain.statements();
     activity = await brain.activity();
   } finally {
-    const warnings = await brain.close();
-    if (warnings.length > 0) {
-      ctx.log(`  the server logged ${warnings.length} warning(s)/error(s) during ${scenario}; first: ${warnings[0]}`);
-      serverWarnings.set(scenario, warnings);
-    }
+    await closeKeepingWarnings(ctx.log, scenario, brain);
   }
   return { figures, ...(statements ? { statements } : {}), ...(activity ? { activity } : {}) };
+}
+
+/** Stops a server and its host, and keeps what the server logged under `name`. */
+export async function closeKeepingWarnings(
+  log: (line: string) => void,
+  name: string,
+  brain: BrainUnderTest,
+): Promise<void> {
+  const warnings = await brain.close();
+  if (warnings.length > 0) {
+    log(`  the server logged ${warnings.length} warning(s)/error(s) during ${name}; first: ${warnings[0]}`);
+    serverWarnings.set(name, warnings);
+  }
 }
 
 /** Warnings and errors the server logged, by scenario. */

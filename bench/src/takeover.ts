@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Sql } from "postgres";
-import { type BrainUnderTest, type Scenario, serverWarnings } from "./context.js";
+import { type BrainUnderTest, closeKeepingWarnings, type Scenario } from "./context.js";
 import type { IdleArgs, IdleResult } from "./host-protocol.js";
 import { value } from "./stats.js";
 
@@ -17,10 +17,12 @@ export const takeover: Scenario = {
     const empty = performance.now();
     const a = await ctx.startBrain("takeover_a");
     const emptyStartMs = performance.now() - empty;
+    let aOpen = true;
     let b: BrainUnderTest | undefined;
     try {
       await a.host.call<IdleResult>("idle", { count, concurrency: 16 } satisfies IdleArgs);
-      await closeLogged(ctx.log, "takeover_a", a);
+      aOpen = false;
+      await closeKeepingWarnings(ctx.log, "takeover_a", a);
       const t0 = performance.now();
       b = await ctx.startBrain("takeover_b");
       const readyMs = performance.now() - t0;
@@ -39,8 +41,8 @@ export const takeover: Scenario = {
         ],
       };
     } finally {
-      await closeLogged(ctx.log, "takeover_a", a);
-      if (b) await closeLogged(ctx.log, "takeover_b", b);
+      if (aOpen) await closeKeepingWarnings(ctx.log, "takeover_a", a);
+      if (b) await closeKeepingWarnings(ctx.log, "takeover_b", b);
     }
   },
 };
@@ -51,16 +53,4 @@ async function ownedByLiveServer(sql: Sql): Promise<number> {
     JOIN brain.servers v ON v.id = s.owner_id AND v.stopped_at IS NULL
     WHERE s.status = 'active'`;
   return row?.n ?? 0;
-}
-
-/** Stops a pair once (a second call is a no-op) and keeps what its server logged. */
-const closed = new WeakSet<BrainUnderTest>();
-async function closeLogged(log: (line: string) => void, name: string, brain: BrainUnderTest): Promise<void> {
-  if (closed.has(brain)) return;
-  closed.add(brain);
-  const warnings = await brain.close();
-  if (warnings.length > 0) {
-    log(`  the server logged ${warnings.length} warning(s)/error(s) during ${name}; first: ${warnings[0]}`);
-    serverWarnings.set(name, warnings);
-  }
 }

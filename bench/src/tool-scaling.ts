@@ -1,5 +1,5 @@
 import type { BenchContext, BrainUnderTest, Scenario } from "./context.js";
-import { serverWarnings, sustainedWarmupMs, withBrain } from "./context.js";
+import { closeKeepingWarnings, sustainedWarmupMs, withBrain } from "./context.js";
 import type { ThroughputArgs, ThroughputResult } from "./host-protocol.js";
 import { type CpuUse, type Figure, latency, rate } from "./stats.js";
 
@@ -86,16 +86,8 @@ export const twoServers: Scenario = {
         ],
       };
     } finally {
-      for (const [name, pair] of [
-        ["two_servers_b", b],
-        ["two_servers_a", a],
-      ] as const) {
-        const warnings = (await pair?.close()) ?? [];
-        if (warnings.length > 0) {
-          ctx.log(`  the server logged ${warnings.length} warning(s)/error(s) during ${name}; first: ${warnings[0]}`);
-          serverWarnings.set(name, warnings);
-        }
-      }
+      if (b) await closeKeepingWarnings(ctx.log, "two_servers_b", b);
+      await closeKeepingWarnings(ctx.log, "two_servers_a", a);
     }
   },
 };
