@@ -41,8 +41,15 @@ import type { HostReply } from "./sandbox/protocol.js";
 export class CallReporter {
   private returnedPhase = false;
   private endedHere = false;
-  /** Called once, when the call is known to have ended. */
-  onEnded: () => void = () => {};
+  /** Whether it ended by a report of its own (not refused because something else ended it). */
+  private endedByReport = false;
+  /** Journal writes in flight: any of them may be the one that ends the call. */
+  private writing = 0;
+  /**
+   * Called once, when the call is known to have ended: `own` when a report of its own ended it,
+   * `elsewhere` when a write was refused because something else (a cancel, a timer) ended it first.
+   */
+  onEnded: (how: "own" | "elsewhere") => void = () => {};
   /** Called for each report journaled, with the bytes it counts against the emission budget. */
   onEmitted: (report: string, bytes: number) => void = () => {};
   /**
@@ -70,6 +77,14 @@ export class CallReporter {
   /** Whether this call is known to have ended (by us, or a write that matched no open call). */
   get ended(): boolean {
     return this.endedHere;
+  }
+
+  /**
+   * Whether an end the database shows may be (or is) this call's own doing: a write is in flight,
+   * or a report ended it. Then the grace after its end applies, not an immediate stop.
+   */
+  get endsOnItsOwn(): boolean {
+    return this.writing > 0 || this.endedByReport;
   }
 
   async emit(kind: string, dataText: string): Promise<HostReply> {
@@ -181,7 +196,8 @@ export class CallReporter {
     if (action.type !== "emit") {
       try {
         const result = await endWithInvalidOutput(this.writer, this.call, action.type, message);
-        if (result.seq === null || result.ended) this.markEnded();
+        if (result.seq === null) this.markEnded("elsewhere");
+        else if (result.ended) this.markEnded();
       } catch (error) {
         this.log.error({ err: error, ...this.call }, "a component's invalid_output could not be recorded");
         return fail("internal_error", "the journal write failed; it was not recorded");
@@ -207,7 +223,8 @@ export class CallReporter {
    */
   private async refuseOverBudget(action: CallAction, bytes: number): Promise<HostReply> {
     const { message, ended } = await journalBudgetRefusal(this.writer, this.call, action, bytes);
-    if (ended && (ended.seq === null || ended.ended)) this.markEnded();
+    if (ended?.seq === null) this.markEnded("elsewhere");
+    else if (ended?.ended) this.markEnded();
     return fail("budget_exceeded", message);
   }
 
@@ -220,19 +237,29 @@ export class CallReporter {
       : { ok: false, code: "invalid_output", outcome: checked };
   }
 
-  private markEnded(): void {
+  private markEnded(how: "own" | "elsewhere" = "own"): void {
     if (this.endedHere) return;
     this.endedHere = true;
-    this.onEnded();
+    this.endedByReport = how === "own";
+    this.onEnded(how);
   }
 
   private async apply(action: CallAction): Promise<HostReply> {
+    this.writing++;
+    try {
+      return await this.write(action);
+    } finally {
+      this.writing--;
+    }
+  }
+
+  private async write(action: CallAction): Promise<HostReply> {
     try {
       const result = await this.writer.submit(transitionCall(this.call, action, this.maxEmittedBytes));
       if (result.overBudget) return await this.refuseOverBudget(action, result.bytes);
       if (result.seq === null) {
         // The call was ours (we claimed it), so it is not missing: something ended it first.
-        this.markEnded();
+        this.markEnded("elsewhere");
         return fail("call_ended");
       }
       this.onEmitted(action.type, result.bytes);

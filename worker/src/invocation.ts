@@ -38,7 +38,14 @@ export async function runWorkerJob(deps: InvocationDeps, job: CallKey): Promise<
     deps.repairs,
   );
   const timeout = () => deps.writer.submit(timeOutCall(job.sessionId, job.seq));
-  reporter.onEnded = () => setTimeout(() => running.stop("ended"), deps.afterEndGraceMs).unref();
+  // A call that ended by its own report gets its grace; one ended elsewhere (refused a write) stops
+  // now, as it would once the worker hears of that end (RunningCalls.stopEnded, which leaves alone
+  // the calls whose end is, or may be, their own).
+  reporter.onEnded = (how) => {
+    if (how === "elsewhere") running.stop("ended");
+    else setTimeout(() => running.stop("ended"), deps.afterEndGraceMs).unref();
+  };
+  running.endsOnItsOwn = () => reporter.endsOnItsOwn;
   if (deps.emitted) reporter.onEmitted = deps.emitted;
 
   // An invocation whose deadline passed before it got here never runs.

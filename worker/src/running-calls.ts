@@ -14,6 +14,11 @@ export class RunningCall {
   private thread: RunningThread | null = null;
   private reason: StopReason | null = null;
   private readonly controller = new AbortController();
+  /**
+   * Whether the call's end is (or may be) its own report's: then the grace after its end stops it
+   * (see invocation.ts), not the database's end seen by stopEnded. Set by the invocation.
+   */
+  endsOnItsOwn: () => boolean = () => false;
 
   constructor(
     readonly sessionId: string,
@@ -75,10 +80,14 @@ export class RunningCalls {
    */
   async stopEnded(sql: Sql, sessions?: Iterable<string>): Promise<void> {
     const wanted = sessions ? new Set(sessions) : null;
-    const candidates = this.all().filter((c) => !c.stopped && (!wanted || wanted.has(c.sessionId)));
+    const candidates = this.all().filter(
+      (c) => !c.stopped && !c.endsOnItsOwn() && (!wanted || wanted.has(c.sessionId)),
+    );
     if (candidates.length === 0) return;
     for (const ended of await endedAmong(sql, candidates)) {
-      this.calls.get(`${ended.sessionId}:${ended.seq}`)?.stop("ended");
+      const call = this.calls.get(`${ended.sessionId}:${ended.seq}`);
+      // Its own write may have ended it while the query ran: that write's end decides.
+      if (call && !call.endsOnItsOwn()) call.stop("ended");
     }
   }
 

@@ -92,6 +92,20 @@ describe("emit-result, returned, finish", () => {
     expect(answers[3]!.err).toMatch(/^call_ended: /);
   });
 
+  it("a call ended by its own result keeps its grace: the worker hearing of that end does not stop it", async () => {
+    // The spin outlasts the commit's notification and the worker's one-second backstop check, either
+    // of which used to stop the component as if its call had been ended elsewhere.
+    const { seq, row } = await script([
+      { op: "result", outcome: { status: "error", error: { code: "not_found", message: "gone" } } },
+      { op: "spin", ms: 2500 },
+      { op: "telemetry-answers" },
+    ]);
+    expect(row.outcome?.status).toBe("error");
+    const answers = await telemetryAnswers(log, seq);
+    expect(answers[2]).toEqual({ ok: "spun" });
+    expect(log.lines.some((l) => l.msg === "component stopped" && l.seq === seq)).toBe(false);
+  });
+
   it("text Postgres cannot store: an event is refused; a result ends the call invalid_output at once", async () => {
     // The input holds the escapes as plain text; the component hands them on as JSON, so the
     // worker parses a NUL character and an unpaired surrogate.
