@@ -32,13 +32,15 @@ export async function pollTask(
 ): Promise<Answer | null> {
   const { running } = call;
   const tasks = connection.client.experimental.tasks;
-  const options = () => ({ signal: running.signal, timeout: Math.min(30_000, waitFor(call.claimed.deadline)) });
+  const timeout = () => Math.min(30_000, waitFor(call.claimed.deadline));
   let failingSince: number | null = null;
   try {
     while (!running.stopped) {
       let status: Awaited<ReturnType<typeof tasks.getTask>>;
       try {
-        status = await tasks.getTask(point.taskId, options());
+        status = await perRequest(running.signal, (signal) =>
+          tasks.getTask(point.taskId, { signal, timeout: timeout() }),
+        );
         failingSince = null;
       } catch (error) {
         if (running.stopped) break;
@@ -82,10 +84,12 @@ async function taskResult(
   statusMessage: string | undefined,
 ): Promise<Answer | null> {
   try {
-    const result = await connection.client.experimental.tasks.getTaskResult(point.taskId, CallToolResultSchema, {
-      signal: call.running.signal,
-      timeout: 30_000,
-    });
+    const result = await perRequest(call.running.signal, (signal) =>
+      connection.client.experimental.tasks.getTaskResult(point.taskId, CallToolResultSchema, {
+        signal,
+        timeout: 30_000,
+      }),
+    );
     return outcomeOfResult(result, connection.secrets);
   } catch (error) {
     if (call.running.stopped) return null;
@@ -96,6 +100,24 @@ async function taskResult(
 
 function lost(message: string): Outcome {
   return { status: "unknown", cause: "connection_lost", message: message.slice(0, 8192) };
+}
+
+/**
+ * Runs one request with a signal of its own, aborted with the call's. The MCP SDK adds an abort
+ * listener to every request's signal and never removes it: polling a long task with the call's
+ * signal would pile up one listener per poll for the task's lifetime (and Node's
+ * MaxListenersExceededWarning after ten).
+ */
+async function perRequest<T>(parent: AbortSignal, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const abort = () => controller.abort(parent.reason);
+  if (parent.aborted) abort();
+  else parent.addEventListener("abort", abort, { once: true });
+  try {
+    return await request(controller.signal);
+  } finally {
+    parent.removeEventListener("abort", abort);
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

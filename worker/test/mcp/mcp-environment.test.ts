@@ -150,6 +150,33 @@ describe("a worker stopping mid-task", () => {
   const mcp = startedBeforeAll(startMcpServer);
   const stack = startedBeforeAll(() => startBrainWithWorker());
 
+  it("polls a task many times without piling listeners on the call's signal", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const env = mcpEnv({ name: "polled", url: mcp.url });
+      const session = await stack.client.sessions.create({
+        model: script([{ name: "long_task", input: { job: "polled" } }]),
+        tools: [mcpTools(env, { only: ["long_task"] })],
+      });
+      const polls = () => mcp.seen.filter((s) => s.method === "tasks/get").length;
+      const [tasksBefore, before] = [mcp.tasks.length, polls()];
+      const turn = session.send("go");
+      await until("the task to exist", () => mcp.tasks.length > tasksBefore);
+      const task = mcp.tasks.at(-1)!;
+      // Each poll used to leave one abort listener on the call's signal; Node warns past ten.
+      await until("fifteen more polls", () => polls() >= before + 15, 30_000);
+      await mcp.completeTask(task, { content: [], structuredContent: { answer: 1 } });
+      expect(await turn).toBe("done");
+      // Node emits its warnings on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
+  });
+
   it("hands its task call to the next worker instead of ending it unknown; a deadline sends tasks/cancel", async () => {
     const env = mcpEnv({ name: "jobs", url: mcp.url });
     const session = await stack.client.sessions.create({
@@ -175,7 +202,8 @@ describe("a worker stopping mid-task", () => {
         "the next worker to poll the same task",
         () => mcp.seen.filter((s) => s.method === "tasks/get").length > polled + 1,
       );
-      await mcp.completeTask(mcp.tasks[0]!, { content: [], structuredContent: { answer: 7 } });
+      // The latest task is this call's (an earlier test made one too).
+      await mcp.completeTask(mcp.tasks.at(-1)!, { content: [], structuredContent: { answer: 7 } });
       expect(await turn).toBe("done");
       const ended = (await journalOf(stack.brain.db.sql, session.id)).filter((r) => r.kind === "tool_call_ended");
       expect(ended.map((r) => r.payload.outcome)).toEqual([{ status: "ok", value: { answer: 7 } }]);
