@@ -288,6 +288,14 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
     (v) => v <= 8,
     "KiB",
   );
+  // The same bound on a fresh server's first sessions, which carry what the process grows once
+  // (not a cost of each further session, but what a small deployment sees).
+  check(
+    "server memory per idle session, a fresh server's first ones with its one-off growth (VmRSS) ≤ 8 KiB",
+    rounded(figureValue(figures, "session_memory.first_rss")),
+    (v) => v <= 8,
+    "KiB",
+  );
   return out;
 }
 

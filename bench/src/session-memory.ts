@@ -15,17 +15,44 @@ interface HeapReading {
   youngCommitted: number;
 }
 
+/** A post-GC reading of the server: VmRSS and the probe's V8 figures. */
+interface Reading {
+  heap: HeapReading;
+  rssKiB: number;
+}
+
+/** Sessions added between two readings, as KiB per session: VmRSS less the young generation's growth, and heapUsed. */
+function perSession(from: Reading, to: Reading, sessions: number): { rss: number; heap: number; note: string } {
+  const youngKiB = (to.heap.young - from.heap.young) / 1024;
+  return {
+    rss: (to.rssKiB - from.rssKiB - youngKiB) / sessions,
+    heap: (to.heap.heapUsed - from.heap.heapUsed) / 1024 / sessions,
+    note:
+      `VmRSS ${Math.round(from.rssKiB / 1024)} → ${Math.round(to.rssKiB / 1024)} MiB, ` +
+      `less the young generation's resident growth (${mib(from.heap.young)} → ${mib(to.heap.young)} MiB; ` +
+      `committed ${mib(from.heap.youngCommitted)} → ${mib(to.heap.youngCommitted)} MiB); ` +
+      `V8 heapUsed after GC ${mib(from.heap.heapUsed)} → ${mib(to.heap.heapUsed)} MiB ` +
+      `(heapTotal ${mib(from.heap.heapTotal)} → ${mib(to.heap.heapTotal)}, external ${mib(from.heap.external)} → ${mib(to.heap.external)})`,
+  };
+}
+
 /**
- * Server memory per idle session: N sessions, each created with a host tool and given one text
- * turn (so its Agentloop actor is resident), then left idle. RSS is read from /proc/<pid>/status
- * (VmRSS) before and after; the V8 heap after a forced GC comes from server-probe.ts, preloaded
- * into the server for this scenario only. The RSS figure leaves out what V8's young generation
- * added to it meanwhile: the server's semi-spaces (64 MiB each, see server/src/main.ts) fill up
- * with the creation burst's allocation and stay resident, a fixed cost of the process whatever
- * the number of sessions. What is subtracted is the growth of the young generation's resident
- * pages (V8's physical_space_size), not of its committed size: before the burst only part of the
- * committed space had been written to (23 of 64 MiB in one run), and counting the committed size
- * left the rest (15–20 KiB a session over 1,000) on the sessions.
+ * Server memory per idle session: sessions each created with a host tool and given one text turn
+ * (so its Agentloop actor is resident), then left idle, in three batches of N on one server. RSS
+ * is read from /proc/<pid>/status (VmRSS) after each batch; the V8 heap after a forced GC comes
+ * from server-probe.ts, preloaded into the server for this scenario only.
+ *
+ * `session_memory.rss` and `.heap` are what each session beyond the first N costs: the growth from
+ * N to 3N sessions ÷ 2N, the slope an operator plans capacity with. The first batch also grows what
+ * a fresh server grows once, whatever the number of sessions (V8's old space and code, the
+ * allocator's arenas after the first burst of load): it is reported apart, as `.first_rss` and
+ * `.first_heap` (see BENCHMARKS.md, "Hot path, ninth pass").
+ *
+ * Every RSS figure leaves out what V8's young generation added meanwhile: the server's
+ * semi-spaces (64 MiB each, see server/src/main.ts) fill up with the creation burst's allocation
+ * and stay resident, a fixed cost of the process. What is subtracted is the growth of the young
+ * generation's resident pages (V8's physical_space_size), not of its committed size: before the
+ * burst only part of the committed space had been written to (23 of 64 MiB in one run).
  */
 export const sessionMemory: Scenario = {
   name: "session_memory",
@@ -35,36 +62,46 @@ export const sessionMemory: Scenario = {
       // Warm the server's code paths first, so the delta is sessions, not JIT and pools.
       await brain.host.call<IdleResult>("idle", { count: 20, concurrency: 4 } satisfies IdleArgs);
       await sleep(500);
-      // RSS is read after the probe's GC, before and after, so both readings are post-GC.
-      const heap0 = await heap(brain.server);
-      const rss0 = memoryOf(brain.server.pid).rssKiB;
+      const batch = async () => {
+        const r = await brain.host.call<IdleResult>("idle", { count, concurrency: 16 } satisfies IdleArgs);
+        await sleep(1_000);
+        return r;
+      };
+      // RSS is read after the probe's GC, so every reading is post-GC.
+      const start = await reading(brain.server);
       brain.cpu.start();
-      const r = await brain.host.call<IdleResult>("idle", { count, concurrency: 16 } satisfies IdleArgs);
+      const first = await batch();
       brain.cpu.stop();
-      await sleep(1_000);
-      const heap1 = await heap(brain.server);
-      const rss1 = memoryOf(brain.server.pid).rssKiB;
-      const n = r.created;
-      const youngKiB = (heap1.young - heap0.young) / 1024;
+      const afterFirst = await reading(brain.server);
+      const more = (await batch()).created + (await batch()).created;
+      const end = await reading(brain.server);
+      const once = perSession(start, afterFirst, first.created);
+      const beyond = perSession(afterFirst, end, more);
       return [
-        value("session_memory.rss", "KiB/session", n, (rss1 - rss0 - youngKiB) / n, {
-          note:
-            `VmRSS ${Math.round(rss0 / 1024)} → ${Math.round(rss1 / 1024)} MiB for ${n} idle sessions (each: created + one turn), ` +
-            `less the young generation's resident growth (${mib(heap0.young)} → ${mib(heap1.young)} MiB; ` +
-            `committed ${mib(heap0.youngCommitted)} → ${mib(heap1.youngCommitted)} MiB)`,
+        value("session_memory.rss", "KiB/session", more, beyond.rss, {
+          note: `${first.created} → ${first.created + more} idle sessions (each: created + one turn): ${beyond.note}`,
+        }),
+        value("session_memory.heap", "KiB/session", more, beyond.heap, {
+          note: `V8 heapUsed after GC, ${first.created} → ${first.created + more} idle sessions`,
+        }),
+        value("session_memory.first_rss", "KiB/session", first.created, once.rss, {
+          note: `a fresh server's first ${first.created} idle sessions, with what it grows once: ${once.note}`,
           cpu: brain.cpu.last,
         }),
-        value("session_memory.heap", "KiB/session", n, (heap1.heapUsed - heap0.heapUsed) / 1024 / n, {
-          note:
-            `V8 heapUsed after GC ${mib(heap0.heapUsed)} → ${mib(heap1.heapUsed)} MiB ` +
-            `(heapTotal ${mib(heap0.heapTotal)} → ${mib(heap1.heapTotal)}, external ${mib(heap0.external)} → ${mib(heap1.external)})`,
+        value("session_memory.first_heap", "KiB/session", first.created, once.heap, {
+          note: `V8 heapUsed after GC, a fresh server's first ${first.created} idle sessions`,
         }),
-        rate("session_memory.create", "sessions/s", n, r.seconds, {
-          note: "create + one text turn each, 16 at a time (context for the memory figures)",
+        rate("session_memory.create", "sessions/s", first.created, first.seconds, {
+          note: "create + one text turn each, 16 at a time, the first batch (context for the memory figures)",
         }),
       ];
     }),
 };
+
+async function reading(server: ServerProcess): Promise<Reading> {
+  const h = await heap(server);
+  return { heap: h, rssKiB: memoryOf(server.pid).rssKiB };
+}
 
 function mib(bytes: number): number {
   return Math.round((bytes / 1024 / 1024) * 10) / 10;
