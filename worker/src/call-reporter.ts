@@ -40,9 +40,8 @@ import type { HostReply } from "./sandbox/protocol.js";
 
 export class CallReporter {
   private returnedPhase = false;
-  private endedHere = false;
-  /** Whether it ended by a report of its own (not refused because something else ended it). */
-  private endedByReport = false;
+  /** How the call is known to have ended (see onEnded), or null while it is open as far as this knows. */
+  private endedAs: "own" | "elsewhere" | null = null;
   /** Journal writes in flight: any of them may be the one that ends the call. */
   private writing = 0;
   /**
@@ -76,7 +75,7 @@ export class CallReporter {
 
   /** Whether this call is known to have ended (by us, or a write that matched no open call). */
   get ended(): boolean {
-    return this.endedHere;
+    return this.endedAs !== null;
   }
 
   /**
@@ -84,7 +83,7 @@ export class CallReporter {
    * or a report ended it. Then the grace after its end applies, not an immediate stop.
    */
   get endsOnItsOwn(): boolean {
-    return this.writing > 0 || this.endedByReport;
+    return this.writing > 0 || this.endedAs === "own";
   }
 
   async emit(kind: string, dataText: string): Promise<HostReply> {
@@ -142,21 +141,21 @@ export class CallReporter {
 
   /** `returned`: ends the synchronous phase, once; later calls change nothing. */
   async returned(): Promise<HostReply> {
-    if (this.returnedPhase || this.endedHere) return { ok: true, seq: null };
+    if (this.returnedPhase || this.ended) return { ok: true, seq: null };
     this.returnedPhase = true;
     return this.apply({ type: "return" });
   }
 
   /** `run` returned: a call still open is completed as if it had called finish with no result. */
   async completeAfterRun(): Promise<void> {
-    if (this.endedHere) return;
+    if (this.ended) return;
     await this.returned();
-    if (!this.endedHere) await this.apply({ type: "finish" });
+    if (!this.ended) await this.apply({ type: "finish" });
   }
 
   /** Ends the call with an error outcome (a trap, a failed setup), unless it already ended. */
   async failWith(outcome: Outcome): Promise<void> {
-    if (this.endedHere) return;
+    if (this.ended) return;
     // Brain's own error, which may quote what a component or a URL answered: made storable, so
     // the end is always recorded.
     await this.apply({ type: "finish", outcome: toStorable(outcome) });
@@ -167,7 +166,7 @@ export class CallReporter {
    * the `content` the model reads in place of the value; the budget applies as to any result.
    */
   async finishWith(outcome: Outcome, content?: string): Promise<void> {
-    if (this.endedHere) return;
+    if (this.ended) return;
     await this.apply({ type: "finish", outcome: toStorable(outcome), content });
   }
 
@@ -211,7 +210,7 @@ export class CallReporter {
    * refused, and the call ends, as any result-bearing report the budget refuses.
    */
   async exceedsBudget(bytes: number): Promise<void> {
-    if (this.endedHere) return;
+    if (this.ended) return;
     await this.refuseOverBudget({ type: "finish" }, bytes);
   }
 
@@ -238,9 +237,8 @@ export class CallReporter {
   }
 
   private markEnded(how: "own" | "elsewhere" = "own"): void {
-    if (this.endedHere) return;
-    this.endedHere = true;
-    this.endedByReport = how === "own";
+    if (this.endedAs !== null) return;
+    this.endedAs = how;
     this.onEnded(how);
   }
 

@@ -1,5 +1,6 @@
 // Every host function of brain:tool/host, run by a real worker on a real component (built from
 // worker/test/fixtures/script.js), through pg-boss, with the journal records each one writes.
+import { endCalls } from "@aexhq/brain-db";
 import { describe, expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
 import {
@@ -104,6 +105,21 @@ describe("emit-result, returned, finish", () => {
     const answers = await telemetryAnswers(log, seq);
     expect(answers[2]).toEqual({ ok: "spun" });
     expect(log.lines.some((l) => l.msg === "component stopped" && l.seq === seq)).toBe(false);
+  });
+
+  it("a call ended elsewhere while its component writes stops it at the first refused write, without grace", async () => {
+    // Its writes are nearly always in flight, so the worker's check for ended calls leaves it be;
+    // the refused write must stop it, or it would run on for this file's 15 s of grace.
+    const steps = Array.from({ length: 2000 }, () => ({ op: "emit", kind: "tick", data: null }));
+    const seq = await callComponent(h, session, { input: { steps } });
+    await until("the component is emitting", async () => (await callRecords(h.db.sql, session, seq)).length > 0);
+    await h.writer.submit(endCalls({ sessionId: session, seqs: [seq] }, { status: "cancelled", cause: "sdk_cancel" }));
+    await until("the component stopped because its call ended", () =>
+      log.lines.some((l) => l.msg === "component stopped" && l.seq === seq && l.reason === "ended"),
+    );
+    expect((await waitForEnd(h.db.sql, session, seq)).outcome).toEqual({ status: "cancelled", cause: "sdk_cancel" });
+    const ticks = (await callRecords(h.db.sql, session, seq)).filter((r) => r.kind === "tick").length;
+    expect(ticks).toBeLessThan(steps.length);
   });
 
   it("text Postgres cannot store: an event is refused; a result ends the call invalid_output at once", async () => {
