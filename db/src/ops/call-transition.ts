@@ -226,12 +226,18 @@ function transitionStatement(
       FROM i JOIN s USING (op) JOIN c USING (op), jsonb_array_elements(i.records) WITH ORDINALITY AS e(v, ord)
       RETURNING session_id, seq, created_at
     )
-    SELECT i.op, (SELECT max(r.seq) FROM r WHERE r.session_id = i.sid) AS seq,
-           (EXISTS (SELECT 1 FROM open_call o WHERE o.op = i.op) AND i.bytes > 0
-            AND NOT EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid)) AS over_budget,
-           (SELECT c.outcome FROM c WHERE c.op = i.op) AS outcome,
-           (SELECT min(r.created_at) FROM r WHERE r.session_id = i.sid) AS at
-    FROM i ORDER BY i.op`.then((rows) =>
+    -- Joins, not a subquery per column: each of those scanned a whole CTE once per input, which
+    -- cost more than the calls' update (each CTE has at most one row per op, or per session, and
+    -- a statement's sessions are distinct).
+    SELECT i.op, w.seq, (o.op IS NOT NULL AND i.bytes > 0 AND cb.session_id IS NULL) AS over_budget,
+           ended.outcome, w.at
+    FROM i
+    LEFT JOIN (SELECT session_id, max(seq) AS seq, min(created_at) AS at FROM r GROUP BY session_id) w
+      ON w.session_id = i.sid
+    LEFT JOIN open_call o ON o.op = i.op
+    LEFT JOIN b cb ON cb.session_id = i.sid
+    LEFT JOIN c ended ON ended.op = i.op
+    ORDER BY i.op`.then((rows) =>
     rows.map((row, k) => {
       const result: TransitionResult = {
         seq: row.seq ?? null,
