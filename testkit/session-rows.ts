@@ -1,4 +1,4 @@
-import { createSession } from "@aexhq/brain-db";
+import { createSession, type Sql, type WriteOp } from "@aexhq/brain-db";
 
 /**
  * The write that creates a bare session for db-level tests: a scripted model with no steps, no
@@ -8,7 +8,7 @@ export function bareSession(
   id: string,
   hostId: string,
   ownerId: string,
-  extra: { workspace?: Record<string, string> } = {},
+  extra: { workspace?: Record<string, string>; tokenId?: string } = {},
 ) {
   return createSession({
     id,
@@ -20,4 +20,9 @@ export function bareSession(
     created: {},
     ...extra,
   });
+}
+
+/** Runs one write in a transaction of its own, outside any writer (so many can run concurrently). */
+export function runAlone<T>(sql: Sql, op: WriteOp<T>): Promise<T> {
+  return sql.begin((tx) => op.run(tx)) as Promise<T>;
 }

@@ -11,12 +11,11 @@ import {
   type Sql,
   startToolModelCall,
   transitionCall,
-  type WriteOp,
 } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { orphanRows, sessionRows } from "../../testkit/orphans.js";
-import { bareSession } from "../../testkit/session-rows.js";
+import { bareSession, runAlone } from "../../testkit/session-rows.js";
 
 // The hot tables (records, calls, activation_budgets, tool_model_calls) have no foreign keys
 // (migration 0014): these tests prove that what the keys promised still holds, by how the rows are
@@ -35,10 +34,7 @@ function writer(sql: Sql): JournalWriter {
   return w;
 }
 
-/** Runs one write in a transaction of its own: many of these run concurrently, unlike a writer's. */
-function run<T>(sql: Sql, op: WriteOp<T>): Promise<T> {
-  return sql.begin((tx) => op.run(tx)) as Promise<T>;
-}
+const run = runAlone;
 
 const orphans = () => orphanRows(db.sql);
 const rowsOf = (sessionId: string) => sessionRows(db.sql, sessionId);

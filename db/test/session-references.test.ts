@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
-import { appendRecords, claimSession, createSession, type Sql, type WriteOp } from "@aexhq/brain-db";
+import { appendRecords, claimSession } from "@aexhq/brain-db";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { bareSession, runAlone as run } from "../../testkit/session-rows.js";
+import { until } from "../../testkit/wait.js";
 
 // A session's host, owner and token are checked by triggers when they are written (migration
 // 0016), not by foreign keys that Postgres re-checks whenever one transaction updates a session
@@ -14,27 +15,14 @@ let db: TestDatabase;
 const serverId = randomUUID();
 const tokenId = randomUUID();
 
-function run<T>(sql: Sql, op: WriteOp<T>): Promise<T> {
-  return sql.begin((tx) => op.run(tx)) as Promise<T>;
-}
-
 async function newHost(): Promise<string> {
   const id = randomUUID();
   await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${id}, '\\x00')`;
   return id;
 }
 
-function session(id: string, refs: { hostId?: string | null; ownerId?: string; tokenId?: string | null }) {
-  return createSession({
-    id,
-    hostId: refs.hostId ?? null,
-    model: { provider: "scripted", script: [] },
-    tools: [],
-    metadata: {},
-    ownerId: refs.ownerId ?? serverId,
-    created: {},
-    tokenId: refs.tokenId ?? null,
-  });
+function session(id: string, refs: { hostId: string; ownerId?: string; tokenId?: string }) {
+  return bareSession(id, refs.hostId, refs.ownerId ?? serverId, refs.tokenId ? { tokenId: refs.tokenId } : {});
 }
 
 /** The database's error, or a failure when the promise resolved. */
@@ -49,16 +37,14 @@ async function refusal(p: Promise<unknown>): Promise<{ code?: string; constraint
 
 const sessionExists = async (id: string) => (await db.sql`SELECT 1 FROM sessions WHERE id = ${id}`).length === 1;
 
-/** Waits until some statement of this database waits for a lock. */
+/** Some statement of this database waits for a lock. */
 async function untilBlocked(): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
+  await until("a statement waiting for a lock", async () => {
     const [row] = await db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM pg_stat_activity
       WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-    if (row!.n > 0) return;
-    await sleep(10);
-  }
-  throw new Error("no statement ever waited for a lock");
+    return row!.n > 0;
+  });
 }
 
 beforeAll(async () => {
