@@ -1,5 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { appendRecords, channelFor, JournalWriter, type NewRecord, rel, transitionCall } from "@aexhq/brain-db";
+import {
+  appendRecords,
+  channelFor,
+  endOverdueCalls,
+  JournalWriter,
+  type NewRecord,
+  rel,
+  transitionCall,
+} from "@aexhq/brain-db";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
@@ -107,14 +115,17 @@ interface Statement {
  * The statement a write sends, captured on a connection of its own (postgres.js's debug hook),
  * in a transaction that is rolled back: its text and parameters, exactly as the writer sends them.
  */
-async function statementOf(op: { run(tx: never): Promise<unknown> }): Promise<Statement> {
+async function statementOf(
+  op: { run(tx: never): Promise<unknown> },
+  pattern = /write_inputs|jsonb_to_recordset/,
+): Promise<Statement> {
   let seen: Statement | undefined;
   const sql = postgres(db.url, {
     max: 1,
     onnotice: () => {},
     connection: { search_path: "brain" },
     debug: (_c, text, params) => {
-      if (/write_inputs|jsonb_to_recordset/.test(text)) seen = { text, params };
+      if (pattern.test(text)) seen = { text, params };
     },
   });
   try {
@@ -133,22 +144,29 @@ async function statementOf(op: { run(tx: never): Promise<unknown> }): Promise<St
   return seen;
 }
 
-/** How Postgres runs the statement once prepared and on its generic plan: every node that reads a table. */
-async function genericPlanScans(statement: Statement): Promise<PlanNode[]> {
+/**
+ * How Postgres runs the statement once prepared, on its generic plan (or, with `custom`, on the
+ * plan made for these parameters, with sequential scans priced out so that the plan shows whether
+ * an index can serve at all, whatever the table's size): every node that reads a table or index.
+ */
+async function planScans(statement: Statement, mode: "generic" | "custom" = "generic"): Promise<PlanNode[]> {
   const scans: PlanNode[] = [];
   await db.sql
     .begin(async (tx) => {
-      await tx`SET LOCAL plan_cache_mode = force_generic_plan`;
+      await tx.unsafe(`SET LOCAL plan_cache_mode = force_${mode}_plan`);
+      if (mode === "custom") await tx`SET LOCAL enable_seqscan = off`;
       const name = `hot_${randomUUID().replaceAll("-", "")}`;
       await tx.unsafe(`PREPARE ${name} AS ${statement.text}`);
       // As literals: EXPLAIN EXECUTE takes no parameters of its own.
-      const literals = statement.params.map((p) => `'${String(p).replaceAll("'", "''")}'`).join(", ");
+      const literals = statement.params
+        .map((p) => (p === null ? "NULL" : `'${String(p).replaceAll("'", "''")}'`))
+        .join(", ");
       const [row] = await tx.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
         `EXPLAIN (FORMAT JSON) EXECUTE ${name}(${literals})`,
       );
       await tx.unsafe(`DEALLOCATE ${name}`);
       const walk = (n: PlanNode) => {
-        if (n["Relation Name"] && n["Node Type"] !== "ModifyTable") scans.push(n);
+        if ((n["Relation Name"] || n["Index Name"]) && n["Node Type"] !== "ModifyTable") scans.push(n);
         for (const c of n.Plans ?? []) walk(c);
       };
       walk(row!["QUERY PLAN"][0]!.Plan);
@@ -189,7 +207,7 @@ describe("the hot path's statements, on their generic plan", () => {
   });
 
   it("a finish probes its call by the whole primary key and its session by id, never a partial index", async () => {
-    const scans = await genericPlanScans(
+    const scans = await planScans(
       await statementOf(
         transitionCall({ sessionId: id, seq: lastCall, hostId }, { type: "finish", outcome: { status: "ok" } }),
       ),
@@ -206,7 +224,7 @@ describe("the hot path's statements, on their generic plan", () => {
   });
 
   it("an append probes its session by id, whatever the batch holds", async () => {
-    const scans = await genericPlanScans(
+    const scans = await planScans(
       await statementOf(
         appendRecords(id, [{ kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation: 1 } }]),
       ),
@@ -215,5 +233,37 @@ describe("the hot path's statements, on their generic plan", () => {
     expect(sessions.length).toBeGreaterThan(0);
     for (const n of sessions) expect(n["Index Name"], JSON.stringify(n)).toBe("sessions_pkey");
     expect(scans.filter((n) => n["Node Type"].includes("Seq Scan"))).toEqual([]);
+  });
+});
+
+describe("the index of open calls by deadline", () => {
+  it("holds no call without a deadline, and the overdue sweep finds the calls that have one through it", async () => {
+    const sid = randomUUID();
+    await writer.submit(bareSession(sid, hostId, serverId));
+    const turn = await writer.submit(
+      appendRecords(sid, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
+    );
+    const activation = turn.records[0]!.seq;
+    // Open calls without a deadline, the default (and every call this file wrote before).
+    await writer.submit(
+      appendRecords(
+        sid,
+        Array.from({ length: 30 }, () => started(activation)),
+      ),
+    );
+    const [size] = await db.sql<{ pages: number }[]>`
+      SELECT (pg_relation_size('calls_open_by_deadline') / current_setting('block_size')::int)::int AS pages`;
+    // Its metapage alone: not one entry was ever written (an entry per call would need a leaf page).
+    expect(size!.pages).toBe(1);
+
+    const overdue = started(activation);
+    overdue.call = { ...overdue.call!, deadlineAt: Date.now() - 1_000 };
+    const written = await writer.submit(appendRecords(sid, [overdue]));
+    const ended = await writer.submit(endOverdueCalls());
+    expect(ended.map((c) => [c.sessionId, c.seq])).toEqual([[sid, written.records[0]!.seq]]);
+
+    // The sweep's statement, planned for its parameters as Postgres plans it, reads the index.
+    const scans = await planScans(await statementOf(endOverdueCalls(), /UPDATE calls SET state = 'ended'/), "custom");
+    expect(scans.map((n) => n["Index Name"])).toContain("calls_open_by_deadline");
   });
 });
