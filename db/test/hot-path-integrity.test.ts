@@ -15,7 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { orphanRows, sessionRows } from "../../testkit/orphans.js";
-import { bareSession, runAlone } from "../../testkit/session-rows.js";
+import { bareSession, runAlone as run } from "../../testkit/session-rows.js";
 
 // The hot tables (records, calls, activation_budgets, tool_model_calls) have no foreign keys
 // (migration 0014): these tests prove that what the keys promised still holds, by how the rows are
@@ -33,8 +33,6 @@ function writer(sql: Sql): JournalWriter {
   writers.push(w);
   return w;
 }
-
-const run = runAlone;
 
 const orphans = () => orphanRows(db.sql);
 const rowsOf = (sessionId: string) => sessionRows(db.sql, sessionId);
