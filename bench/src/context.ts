@@ -67,7 +67,15 @@ export interface BenchContext extends BenchOptions {
   pgStatStatements: boolean;
   log(line: string): void;
   /** Starts a Brain server and a host application, each its own process. */
-  startBrain(scenario: string, options?: { probe?: boolean }): Promise<BrainUnderTest>;
+  startBrain(scenario: string, options?: BrainOptions): Promise<BrainUnderTest>;
+}
+
+/** How a scenario's Brain server is started. */
+export interface BrainOptions {
+  /** Preload server-probe.ts (post-GC heap readings on SIGUSR2) and expose gc. */
+  probe?: boolean;
+  /** Server environment on top of the bench's own (e.g. a BRAIN_* setting the scenario measures). */
+  env?: Record<string, string>;
 }
 
 export interface ScenarioResult {
@@ -134,7 +142,7 @@ export function profileWindow(ctx: Pick<BenchContext, "cpuProf" | "root">, names
 export async function startBrain(
   ctx: Omit<BenchContext, "startBrain">,
   scenario: string,
-  options: { probe?: boolean } = {},
+  options: BrainOptions = {},
 ): Promise<BrainUnderTest> {
   const nodeArgs = profileArgs(ctx, `server-${scenario}`);
   const hostArgs = profileArgs(ctx, `host-${scenario}`);
@@ -143,7 +151,14 @@ export async function startBrain(
   }
   const dataDir = mkdtempSync(join(tmpdir(), "brain-bench-server-"));
   const token = randomBytes(24).toString("base64url");
-  const server = await spawnServer({ root: ctx.root, databaseUrl: ctx.databaseUrl, token, dataDir, nodeArgs });
+  const server = await spawnServer({
+    root: ctx.root,
+    databaseUrl: ctx.databaseUrl,
+    token,
+    dataDir,
+    nodeArgs,
+    env: options.env,
+  });
   const host = forkChild(new URL("./host.js", import.meta.url).pathname, { execArgv: hostArgs });
   // The runner itself is "bench": it is idle while measuring, except for the activity sampler.
   const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid, bench: process.pid }), ctx.database);
@@ -198,7 +213,7 @@ export async function startBrain(
 export async function withBrain(
   ctx: BenchContext,
   scenario: string,
-  options: { probe?: boolean },
+  options: BrainOptions,
   measure: (brain: BrainUnderTest) => Promise<Figure[]>,
 ): Promise<ScenarioResult> {
   const brain = await ctx.startBrain(scenario, options);

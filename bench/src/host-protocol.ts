@@ -71,11 +71,17 @@ export interface ThroughputResult {
 export interface IdleArgs {
   count: number;
   concurrency: number;
+  /** Turns each session is given after its creation (default 1). */
+  turns?: number;
+  /** What each turn is (default "text"): "tool" is a bench_echo call, then the text answer. */
+  kind?: "text" | "tool";
 }
 
 export interface IdleResult {
   created: number;
   seconds: number;
+  /** Turns whose answer was not the scripted text. */
+  anomalies: string[];
 }
 
 export interface AlternateArgs {

@@ -300,19 +300,25 @@ serve({
     const t0 = performance.now();
     let next = 0;
     let created = 0;
+    const turns = args.turns ?? 1;
+    const anomalies: string[] = [];
     const lane = async () => {
       while (next < args.count) {
         next++;
+        // One text turn by default: a script of one `{ text: "ok" }` step, as session_memory has always run.
         const session = await client().sessions.create({
-          model: { provider: "scripted", script: [{ text: "ok" }] },
+          model: { provider: "scripted", script: script(args.kind ?? "text", turns, 1) },
           tools: [echo()],
         });
-        await session.send("hello");
+        for (let i = 0; i < turns; i++) {
+          const answer = await session.send("hello");
+          if (answer !== "ok" && anomalies.length < 20) anomalies.push(`${session.id} turn ${i}: ${answer}`);
+        }
         created++;
       }
     };
     await Promise.all(Array.from({ length: args.concurrency }, lane));
-    return { created, seconds: (performance.now() - t0) / 1000 };
+    return { created, seconds: (performance.now() - t0) / 1000, anomalies };
   },
 
   async close(): Promise<null> {

@@ -121,6 +121,12 @@ export function ratios(figures: Figure[]): Ratio[] {
     figureValue(figures, "takeover.empty_start"),
     "ms until a new server has resumed a stopped one's sessions ÷ its start with none to resume",
   );
+  push(
+    "parked wake turn ÷ resident turn",
+    p50(figures, "parked_memory.wake_turn"),
+    p50(figures, "parked_memory.resident_turn"),
+    "p50 of a parked session's first turn (rebuilt from the journal) ÷ its next turn's",
+  );
   const journal = journalSizes(figures);
   if (journal.length >= 2) {
     const [first, last] = [journal[0]!, journal[journal.length - 1]!];
@@ -293,6 +299,12 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
   check(
     "server memory per idle session, a fresh server's first ones with its one-off growth (VmRSS) ≤ 8 KiB",
     rounded(figureValue(figures, "session_memory.first_rss")),
+    (v) => v <= 8,
+    "KiB",
+  );
+  check(
+    "server memory per parked session with history (V8 heap) ≤ 8 KiB",
+    rounded(figureValue(figures, "parked_memory.parked_heap")),
     (v) => v <= 8,
     "KiB",
   );

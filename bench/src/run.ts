@@ -23,6 +23,7 @@ import { floorStack } from "./floor-stack.js";
 import { graphileRoundtrip } from "./graphile-roundtrip.js";
 import { journalSize } from "./journal-size.js";
 import { machineInfo } from "./machine.js";
+import { parkedMemory } from "./parked-memory.js";
 import { pgbossRoundtrip } from "./pgboss-roundtrip.js";
 import { machineBusySeconds } from "./proc.js";
 import { type Ratio, ratios, ratioTable, table, targets, targetTable } from "./report.js";
@@ -51,6 +52,7 @@ const SCENARIOS: Scenario[] = [
   toolThroughput,
   componentCall,
   sessionMemory,
+  parkedMemory,
   takeover,
   toolScaling,
   twoServers,

@@ -134,7 +134,13 @@ export {
   liveProcesses,
   type ProcessRow,
 } from "./ops/operator.js";
-export { claimSession, orphanedSessions, SERVER_STALE_SECONDS, sessionOwner } from "./ops/ownership.js";
+export {
+  claimSession,
+  orphanedSessions,
+  parkedSessionsAhead,
+  SERVER_STALE_SECONDS,
+  sessionOwner,
+} from "./ops/ownership.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export {
   callExists,

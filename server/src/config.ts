@@ -23,6 +23,12 @@ export const ConfigSchema = SharedEnvSchema.extend({
   BRAIN_WAKE_WINDOW_MS: z.coerce.number().min(0).max(1_000).default(5),
   /** An event-stream reader that accepts no bytes for this long, with bytes waiting, is dropped. */
   BRAIN_STREAM_STALL_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /**
+   * A session whose Agentloop has had nothing to do for this long (no turn, no open call, nothing
+   * queued) lets go of its in-memory state; the next message or observation rebuilds it from the
+   * journal. 0 keeps every session's state for as long as this server runs it.
+   */
+  BRAIN_SESSION_IDLE_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   /** Model calls per activation: the Agentloop's and its tools' together, also after it returned. */
   BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
   /** Where tools served over HTTP send their callbacks; default: the address the server listens on. */
@@ -51,6 +57,8 @@ export interface Config {
   heartbeatMs: number;
   wakeWindowMs: number;
   streamStallMs: number;
+  /** BRAIN_SESSION_IDLE_MS; 0 = never let an idle session's state go. */
+  sessionIdleMs: number;
   logLevel: string;
   allowedGrants: ReadonlySet<string>;
   maxModelCalls: number;
@@ -79,6 +87,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     heartbeatMs: c.BRAIN_HEARTBEAT_MS,
     wakeWindowMs: c.BRAIN_WAKE_WINDOW_MS,
     streamStallMs: c.BRAIN_STREAM_STALL_MS,
+    sessionIdleMs: c.BRAIN_SESSION_IDLE_MS,
     logLevel: c.BRAIN_LOG_LEVEL,
     allowedGrants: new Set(c.BRAIN_ALLOWED_GRANTS.split(",").filter(Boolean)),
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,

@@ -86,6 +86,7 @@ export async function startRuntime(
             for (const a of actorsRef?.all() ?? [])
               yield { open: a.state.open.size, turn: a.state.activation !== null };
           },
+          parked: () => actorsRef?.parkedCount ?? 0,
           *connections() {
             for (const c of hostsRef?.all() ?? [])
               yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
@@ -225,6 +226,7 @@ export async function startRuntime(
     if (sweeping) return;
     sweeping = true;
     try {
+      rt.actors.parkIdle();
       await rt.repairs.run();
       await rt.toolModels.stopEnded();
       // After an outage every process's heartbeat is stale at once: only one that has itself been

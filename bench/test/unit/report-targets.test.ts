@@ -19,6 +19,7 @@ describe("the targets table", () => {
     value("session_memory.rss", "KiB/session", 200, 9.123),
     value("session_memory.heap", "KiB/session", 200, 4.6),
     value("session_memory.first_rss", "KiB/session", 100, 14.04),
+    value("parked_memory.parked_heap", "KiB/session", 500, 0.456),
   ];
   const list = ratios(figures);
   const table = new Map(targets(list, figures).map((t) => [t.target, t]));
@@ -57,6 +58,13 @@ describe("the targets table", () => {
     ).toMatchObject({
       measured: "14.04 KiB",
       met: false,
+    });
+  });
+
+  it("checks server memory per parked session against 8 KiB", () => {
+    expect(table.get("server memory per parked session with history (V8 heap) ≤ 8 KiB")).toMatchObject({
+      measured: "0.46 KiB",
+      met: true,
     });
   });
 });

@@ -38,3 +38,22 @@ export async function orphanedSessions(sql: Sql, limit = 500): Promise<string[]>
     LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }
+
+/**
+ * Of sessions parked on `serverId` (each with the last sequence its actor knew), whether the
+ * journal went past it (`ahead`) and whether the session is still this server's and active
+ * (`ours`). Sessions deleted meanwhile are missing from the answer.
+ */
+export async function parkedSessionsAhead(
+  sql: Sql,
+  serverId: string,
+  parked: readonly (readonly [id: string, seq: number])[],
+): Promise<{ id: string; ahead: boolean; ours: boolean }[]> {
+  if (parked.length === 0) return [];
+  const ids = parked.map(([id]) => id);
+  const seqs = parked.map(([, seq]) => seq);
+  return sql<{ id: string; ahead: boolean; ours: boolean }[]>`
+    SELECT s.id, s.last_seq > p.seq AS ahead, (s.owner_id = ${serverId} AND s.status = 'active') AS ours
+    FROM unnest(${sql.array(ids)}::uuid[], ${sql.array(seqs)}::bigint[]) AS p(id, seq)
+    JOIN sessions s ON s.id = p.id`;
+}

@@ -30,8 +30,11 @@ export type ActorDeps = Pick<
 /** Records heard and not yet folded beyond which an actor reads the journal instead. */
 const MAX_HEARD = 256;
 
-/** Why an actor stopped running its session. */
-export type StopReason = "ended" | "fenced" | "shutdown";
+/**
+ * Why an actor stopped running its session. "idle": it let go of its state after
+ * BRAIN_SESSION_IDLE_MS with nothing to do; the session stays this server's (see actors.ts).
+ */
+export type StopReason = "ended" | "fenced" | "shutdown" | "idle";
 
 /**
  * Runs one session's Agentloop on this server while it holds the session's fencing epoch. All of
@@ -64,6 +67,8 @@ export class SessionActor {
    */
   private readonly heardRecords: WrittenRecord[] = [];
   private unsure = true;
+  /** When this actor last had anything to do (epoch ms): a wake, a step, a commit it heard. */
+  private lastBusy = Date.now();
 
   constructor(
     private readonly rt: ActorDeps,
@@ -95,6 +100,7 @@ export class SessionActor {
    * described all of it; undefined means the journal must be read.
    */
   heard(records: WrittenRecord[] | undefined): void {
+    this.lastBusy = Date.now();
     if (records === undefined || this.heardRecords.length + records.length > MAX_HEARD) {
       // Unknown, or more than an idle session should hold on to: the next catch-up reads.
       this.unsure = true;
@@ -123,6 +129,19 @@ export class SessionActor {
   get idle(): boolean {
     const s = this.state;
     return !this.running && !this.stopped && !s.activation && s.messages.length === 0 && s.backlog.length === 0;
+  }
+
+  /**
+   * Whether this actor may let go of its state: idle for `idleMs`, with no call open (a call's
+   * deadline timer and its metrics' start time live here) and no wake window pending.
+   */
+  parkable(now: number, idleMs: number): boolean {
+    return this.idle && this.state.open.size === 0 && !this.window.pending && now - this.lastBusy >= idleMs;
+  }
+
+  /** The last sequence of the session this actor knows of: folded, or heard and not yet folded. */
+  get knownSeq(): number {
+    return Math.max(this.state.lastSeq, this.heardRecords.at(-1)?.seq ?? 0);
   }
 
   /**
@@ -180,6 +199,7 @@ export class SessionActor {
       }
     } finally {
       this.running = false;
+      this.lastBusy = Date.now();
     }
   }
 
@@ -263,17 +283,19 @@ export class SessionActor {
   /** Folds one record into the state, and tells the metrics of a record that happened live. */
   private apply(seq: number, kind: string, payload: unknown, at: Date): void {
     if (seq <= this.state.lastSeq) return;
+    // Read before the fold: an ending call the model has seen leaves `calls` in it.
+    const ending = kind === "tool_call_ended" ? Number((payload as { call?: unknown } | null)?.call) : null;
+    const endingTool = ending === null ? undefined : this.state.calls.get(ending)?.tool;
     fold(this.state, { seq, kind, payload });
     if (!this.live) return;
     const record: FoldedRecord = { sessionId: this.session.id, seq, kind, payload, at: at.getTime() };
     if (kind === "tool_call_started") {
       record.tool = this.state.calls.get(seq)?.tool;
       this.callStarts.set(seq, record.at);
-    } else if (kind === "tool_call_ended") {
-      const call = Number((payload as { call?: unknown } | null)?.call);
-      record.tool = this.state.calls.get(call)?.tool;
-      record.startedAt = this.callStarts.get(call);
-      this.callStarts.delete(call);
+    } else if (ending !== null) {
+      record.tool = endingTool;
+      record.startedAt = this.callStarts.get(ending);
+      this.callStarts.delete(ending);
     }
     this.rt.metrics.record(record);
   }

@@ -1,6 +1,13 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { sessionModelConfig } from "@aexhq/brain-core/models";
-import { claimSession, getSession, sessionNamedHosts, Touch, type WrittenRecord } from "@aexhq/brain-db";
+import {
+  claimSession,
+  getSession,
+  parkedSessionsAhead,
+  sessionNamedHosts,
+  Touch,
+  type WrittenRecord,
+} from "@aexhq/brain-db";
 import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 
@@ -8,16 +15,26 @@ export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets">;
 
 /** How long to remember that another live server owns a session before asking again. */
 const OWNED_ELSEWHERE_MS = 1000;
+/** Parked sessions looked up per statement on a rescan. */
+const PARKED_PAGE = 5_000;
 
 /**
  * The sessions whose Agentloop runs in this process. A session gets an actor when work arrives
  * for it and this server can claim it (nobody else alive owns it); the claim bumps the fencing
  * epoch, so the previous owner, if it is only slow, can no longer write.
+ *
+ * An actor idle for BRAIN_SESSION_IDLE_MS is parked: it stops and its folded state (the whole
+ * conversation, every call) goes, while the session stays owned by this server, so no other
+ * server resumes it. What is kept is the sequence it had reached. A commit that wakes the session
+ * claims it again (as a takeover would: a new epoch, the state rebuilt from the journal); after a
+ * missed-notification window, the rescan resumes every parked session whose journal moved on.
  */
 export class ActorRegistry {
   private readonly actors = new Map<string, SessionActor>();
   private readonly claiming = new Map<string, Promise<SessionActor | null>>();
   private readonly elsewhere = new Map<string, number>();
+  /** Parked sessions: the last sequence each one's actor knew of. */
+  private readonly parked = new Map<string, number>();
   /** Set by stopAll (shutdown): from then on this server takes no session, not even back. */
   private stopped = false;
 
@@ -25,6 +42,11 @@ export class ActorRegistry {
 
   get size(): number {
     return this.actors.size;
+  }
+
+  /** Sessions this server owns whose actor let go of its state (read at metrics scrapes). */
+  get parkedCount(): number {
+    return this.parked.size;
   }
 
   /** The actors running here (read at metrics scrapes). */
@@ -45,6 +67,7 @@ export class ActorRegistry {
       else if (bits & Touch.observation) actor.window.observe();
       return;
     }
+    if (bits & Touch.ended) this.parked.delete(sessionId);
     if (!(bits & (Touch.message | Touch.observation))) return;
     // Every server hears every commit; one that just failed to claim this session leaves it be.
     const until = this.elsewhere.get(sessionId);
@@ -76,6 +99,8 @@ export class ActorRegistry {
   private async claim(sessionId: string): Promise<SessionActor | null> {
     try {
       const epoch = await claimSession(this.rt.sql, sessionId, this.rt.serverId);
+      // Claimed again, or another server owns it now: either way it is parked here no longer.
+      this.parked.delete(sessionId);
       if (epoch === null) {
         if (this.elsewhere.size > 10_000) {
           const now = Date.now();
@@ -110,9 +135,47 @@ export class ActorRegistry {
     }
   }
 
-  /** Every actor catches up from the journal (after a missed-notification window). */
+  /** Every actor catches up from the journal (after a missed-notification window), parked ones too. */
   kickAll(): void {
     for (const a of this.actors.values()) a.kick();
+    void this.resumeAhead().catch((err) => {
+      if (!this.stopped) this.rt.log.warn({ err }, "could not look up parked sessions");
+    });
+  }
+
+  /**
+   * Parks every actor idle for BRAIN_SESSION_IDLE_MS (run each heartbeat tick). Synchronous: a
+   * commit for the session is handled either before (the actor is busy, not parked) or after (it
+   * finds no actor and claims the session again).
+   */
+  parkIdle(now = Date.now()): number {
+    const idleMs = this.rt.config.sessionIdleMs;
+    if (idleMs <= 0 || this.stopped) return 0;
+    let n = 0;
+    for (const actor of this.actors.values()) {
+      if (!actor.parkable(now, idleMs)) continue;
+      this.parked.set(actor.session.id, actor.knownSeq);
+      actor.stop("idle");
+      n++;
+    }
+    return n;
+  }
+
+  /** Resumes the parked sessions whose journal went past what their actor knew; forgets those no longer ours. */
+  private async resumeAhead(): Promise<void> {
+    const entries = [...this.parked];
+    for (let i = 0; i < entries.length; i += PARKED_PAGE) {
+      const page = entries.slice(i, i + PARKED_PAGE);
+      const found = await parkedSessionsAhead(this.rt.sql, this.rt.serverId, page);
+      const seen = new Set<string>();
+      for (const { id, ahead, ours } of found) {
+        seen.add(id);
+        if (!ours) this.parked.delete(id);
+        else if (ahead) void this.resume(id);
+      }
+      // Deleted meanwhile (retention): nothing left to resume.
+      for (const [id] of page) if (!seen.has(id)) this.parked.delete(id);
+    }
   }
 
   stopAll(): void {

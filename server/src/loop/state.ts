@@ -40,6 +40,8 @@ export interface ActivationState {
 export interface Observation {
   seq: number;
   call: number;
+  /** The call's tool, kept here: the call itself may be gone from `calls` by the time it is read. */
+  tool: string;
   text: string;
 }
 
@@ -51,6 +53,11 @@ export interface LoopState {
   /** Messages waiting for their activation, each with its turn's caller deadline. */
   messages: { seq: number; text: string; deadline: number | null }[];
   activation: ActivationState | null;
+  /**
+   * Calls the loop still needs: those not ended, and those the model has not been shown yet. A
+   * call that has ended and been fed is dropped (its tool message is in `conversation`), so a
+   * long session holds its conversation, not every call it ever made.
+   */
   calls: Map<number, CallState>;
   /** Calls not yet ended. */
   open: Set<number>;
@@ -124,6 +131,7 @@ function feedRound(state: LoopState): void {
     if (!call || call.fed) continue;
     call.fed = true;
     state.conversation.push({ role: "tool", toolCallId: call.callId, name: call.tool, content: renderCall(call) });
+    if (call.state === "ended") state.calls.delete(seq);
   }
   a.round = [];
 }
@@ -168,7 +176,7 @@ export function fold(state: LoopState, record: JournalRecord): void {
       if (seen.size > 0) {
         const taken = state.backlog.filter((o) => seen.has(o.seq));
         state.backlog = state.backlog.filter((o) => !seen.has(o.seq));
-        const lines = taken.map((o) => `[${state.calls.get(o.call)?.tool ?? "tool"} #${o.call}] ${o.text}`);
+        const lines = taken.map((o) => `[${o.tool} #${o.call}] ${o.text}`);
         state.conversation.push({ role: "user", content: `Later tool results:\n${lines.join("\n")}` });
       }
       break;
@@ -217,7 +225,7 @@ export function fold(state: LoopState, record: JournalRecord): void {
       const r: Published = { outcome: p.outcome as { status: string } };
       if (typeof p.content === "string") r.content = p.content;
       call.results.push(r);
-      if (call.fed) state.backlog.push({ seq: record.seq, call: call.seq, text: renderPublished(r) });
+      if (call.fed) state.backlog.push({ seq: record.seq, call: call.seq, tool: call.tool, text: renderPublished(r) });
       break;
     }
     case "tool_returned": {
@@ -234,8 +242,9 @@ export function fold(state: LoopState, record: JournalRecord): void {
       // Interruptions Brain recorded (no tool_result precedes them) are news to the model.
       const s = call.final?.status;
       if (call.fed && (s === "timeout" || s === "cancelled" || s === "unknown")) {
-        state.backlog.push({ seq: record.seq, call: call.seq, text: JSON.stringify(call.final) });
+        state.backlog.push({ seq: record.seq, call: call.seq, tool: call.tool, text: JSON.stringify(call.final) });
       }
+      if (call.fed) state.calls.delete(call.seq);
       break;
     }
     case "activation_ended":

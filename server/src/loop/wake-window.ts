@@ -12,6 +12,11 @@ export class WakeWindow {
     private readonly wake: (window: { openedAt: number; firedAt: number } | null) => void,
   ) {}
 
+  /** A wake is queued behind the window. */
+  get pending(): boolean {
+    return this.timer !== null;
+  }
+
   /** A committed observation. */
   observe(): void {
     if (this.timer) return;

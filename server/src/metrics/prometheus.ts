@@ -7,6 +7,8 @@ import { Tally, TallyHistogram } from "./tally.js";
 export interface MetricSources {
   /** The Agentloops running on this server: their sessions' calls not ended, and whether a turn runs. */
   loops(): Iterable<{ open: number; turn: boolean }>;
+  /** Sessions this server owns whose idle Agentloop let go of its state (BRAIN_SESSION_IDLE_MS). */
+  parked(): number;
   /** This server's host sockets: a host's or a named host replica's, with the calls sent on it and not ended. */
   connections(): Iterable<{ kind: "host" | "replica"; pending: number }>;
 }
@@ -135,12 +137,20 @@ export class PrometheusMetrics implements Metrics {
     });
     new Gauge({
       name: "brain_actors",
-      help: "Agentloops running on this server (one per active session it owns).",
+      help: "Agentloops resident on this server (one per active session it owns and has not parked).",
       registers,
       collect() {
         let n = 0;
         for (const _ of sources.loops()) n++;
         this.set(n);
+      },
+    });
+    new Gauge({
+      name: "brain_sessions_parked",
+      help: "Active sessions this server owns whose idle Agentloop let go of its state (BRAIN_SESSION_IDLE_MS).",
+      registers,
+      collect() {
+        this.set(sources.parked());
       },
     });
     new Gauge({

@@ -99,6 +99,30 @@ describe("the journal fold", () => {
     });
   });
 
+  it("forgets a call once it has ended and the model has been shown it, in either order", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      call(2, "quick", "c1"),
+      call(2, "watch", "c2"),
+      ["tool_call_ended", { call: 3, outcome: { status: "ok" } }],
+      ["tool_returned", { call: 4 }],
+    ]);
+    // Ended but not yet shown, and returned but still running: both still needed.
+    expect([...state.calls.keys()]).toEqual([3, 4]);
+    fold(state, { seq: 7, kind: "model_call_started", payload: { activation: 2, call: 7 } });
+    // Shown: the ended one goes (its tool message is in the conversation), the running one stays.
+    expect([...state.calls.keys()]).toEqual([4]);
+    expect(state.conversation.filter((m) => m.role === "tool")).toHaveLength(2);
+    fold(state, { seq: 8, kind: "model_call_ended", payload: { call: 7, response: { text: "later" } } });
+    fold(state, { seq: 9, kind: "activation_ended", payload: {} });
+    fold(state, { seq: 10, kind: "tool_call_ended", payload: { call: 4, outcome: { status: "cancelled" } } });
+    // Shown before it ended: it goes when it ends, and its interruption waits, named, in the backlog.
+    expect(state.calls.size).toBe(0);
+    expect(state.open.size).toBe(0);
+    expect(state.backlog).toEqual([{ seq: 10, call: 4, tool: "watch", text: '{"status":"cancelled"}' }]);
+  });
+
   it("does not count a tool's own model call as the Agentloop's, but charges it to the activation", () => {
     const state = replay([
       ["user_message", { text: "go" }],
