@@ -119,7 +119,13 @@ export function ratios(figures: Figure[]): Ratio[] {
     "takeover ÷ empty start",
     figureValue(figures, "takeover"),
     figureValue(figures, "takeover.empty_start"),
-    "ms until a new server has resumed a stopped one's sessions ÷ its start with none to resume",
+    "ms until a new server owns a stopped one's sessions (marked parked on its way out) ÷ its start with none",
+  );
+  push(
+    "takeover.killed ÷ empty start",
+    figureValue(figures, "takeover.killed"),
+    figureValue(figures, "takeover.empty_start"),
+    "ms until a new server has resumed a killed one's sessions (claim, reads, replay) ÷ its start with none",
   );
   push(
     "parked wake turn ÷ resident turn",

@@ -135,7 +135,9 @@ export {
   type ProcessRow,
 } from "./ops/operator.js";
 export {
+  type Claim,
   claimSession,
+  markParked,
   orphanedSessions,
   parkedSessionsAhead,
   SERVER_STALE_SECONDS,

@@ -226,7 +226,7 @@ export async function startRuntime(
     if (sweeping) return;
     sweeping = true;
     try {
-      rt.actors.parkIdle();
+      await rt.actors.parkIdle();
       await rt.repairs.run();
       await rt.toolModels.stopEnded();
       // After an outage every process's heartbeat is stale at once: only one that has itself been
@@ -268,6 +268,7 @@ export async function startRuntime(
       clearInterval(timer);
       stopRetention();
       await bounded(traces?.stop() ?? Promise.resolve(), 3000);
+      await bounded(rt.actors.markIdleOnShutdown(), 2000);
       rt.actors.stopAll();
       // Requests in flight are interrupted: journaled `unknown`, never replayed.
       await rt.toolModels.stopAll();

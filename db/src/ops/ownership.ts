@@ -3,19 +3,44 @@ import type { Sql } from "postgres";
 /** A server is presumed dead when its heartbeat is older than this. */
 export const SERVER_STALE_SECONDS = 3;
 
+/** A claim's answer: the new fencing epoch, and whether the session was parked with nothing since. */
+export interface Claim {
+  epoch: number;
+  /** The journal's last sequence. */
+  lastSeq: number;
+  /** Parked at `lastSeq` (migration 0018): nothing has happened since its Agentloop had nothing to do. */
+  parked: boolean;
+}
+
 /**
  * Takes over a session's Agentloop for `serverId` when it has no live owner (or already is ours),
- * bumping the fencing epoch. Returns the new epoch, or null when another live server owns it.
+ * bumping the fencing epoch. Null when another live server owns it.
  */
-export async function claimSession(sql: Sql, sessionId: string, serverId: string): Promise<number | null> {
-  const [row] = await sql<{ owner_epoch: number }[]>`
+export async function claimSession(sql: Sql, sessionId: string, serverId: string): Promise<Claim | null> {
+  const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean }[]>`
     UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     WHERE s.id = ${sessionId} AND s.status = 'active'
       AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
             SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
               AND v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})))
-    RETURNING s.owner_epoch`;
-  return row?.owner_epoch ?? null;
+    RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked`;
+  return row ? { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked } : null;
+}
+
+/**
+ * Records that each session's Agentloop was parked at `seq` with nothing to do, where the session
+ * is still held with `epoch` (a claim since, by anyone, makes the entry a no-op).
+ */
+export async function markParked(
+  sql: Sql,
+  parked: readonly { id: string; epoch: number; seq: number }[],
+): Promise<void> {
+  if (parked.length === 0) return;
+  await sql`
+    UPDATE sessions s SET parked_seq = p.seq
+    FROM unnest(${sql.array(parked.map((p) => p.id))}::uuid[], ${sql.array(parked.map((p) => p.epoch))}::bigint[],
+                ${sql.array(parked.map((p) => p.seq))}::bigint[]) AS p(id, epoch, seq)
+    WHERE s.id = p.id AND s.owner_epoch = p.epoch`;
 }
 
 /** The current owner and epoch, to let a server resume a session it owns after a restart. */

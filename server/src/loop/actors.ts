@@ -3,6 +3,7 @@ import { sessionModelConfig } from "@aexhq/brain-core/models";
 import {
   claimSession,
   getSession,
+  markParked,
   parkedSessionsAhead,
   sessionNamedHosts,
   Touch,
@@ -12,6 +13,9 @@ import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 
 export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets">;
+
+/** What a resume found: the session's running actor, "parked" (owned here, nothing to do), or null (not ours). */
+export type Resumed = SessionActor | "parked" | null;
 
 /** How long to remember that another live server owns a session before asking again. */
 const OWNED_ELSEWHERE_MS = 1000;
@@ -28,10 +32,13 @@ const PARKED_PAGE = 5_000;
  * server resumes it. What is kept is the sequence it had reached. A commit that wakes the session
  * claims it again (as a takeover would: a new epoch, the state rebuilt from the journal); after a
  * missed-notification window, the rescan resumes every parked session whose journal moved on.
+ * The sequence also goes to `sessions.parked_seq` (migration 0018), for idle actors on shutdown
+ * too: a server that claims a session whose journal has not moved past it owns it parked, with
+ * no read and no actor, so taking over a server's idle sessions costs one claim each.
  */
 export class ActorRegistry {
   private readonly actors = new Map<string, SessionActor>();
-  private readonly claiming = new Map<string, Promise<SessionActor | null>>();
+  private readonly claiming = new Map<string, Promise<Resumed>>();
   private readonly elsewhere = new Map<string, number>();
   /** Parked sessions: the last sequence each one's actor knew of. */
   private readonly parked = new Map<string, number>();
@@ -75,8 +82,11 @@ export class ActorRegistry {
     void this.resume(sessionId);
   }
 
-  /** Claims the session if it is free and starts its actor; null when another server runs it. */
-  async resume(sessionId: string): Promise<SessionActor | null> {
+  /**
+   * Claims the session if it is free and starts its actor, or parks it when it was parked with
+   * nothing since; null when another server runs it.
+   */
+  async resume(sessionId: string): Promise<Resumed> {
     // A stopping server still hears commits (the calls it ends unknown on its way out, other
     // servers' turns): a claim would take a session for the seconds until this server is marked
     // stopped, and start an Agentloop there that can no longer write.
@@ -92,16 +102,16 @@ export class ActorRegistry {
       this.claiming.set(sessionId, pending);
     }
     const actor = await pending;
-    actor?.kick();
+    if (actor instanceof SessionActor) actor.kick();
     return actor;
   }
 
-  private async claim(sessionId: string): Promise<SessionActor | null> {
+  private async claim(sessionId: string): Promise<Resumed> {
     try {
-      const epoch = await claimSession(this.rt.sql, sessionId, this.rt.serverId);
+      const claim = await claimSession(this.rt.sql, sessionId, this.rt.serverId);
       // Claimed again, or another server owns it now: either way it is parked here no longer.
       this.parked.delete(sessionId);
-      if (epoch === null) {
+      if (claim === null) {
         if (this.elsewhere.size > 10_000) {
           const now = Date.now();
           for (const [id, until] of this.elsewhere) if (until <= now) this.elsewhere.delete(id);
@@ -110,6 +120,14 @@ export class ActorRegistry {
         return null;
       }
       this.elsewhere.delete(sessionId);
+      if (claim.parked) {
+        // Nothing has happened since its Agentloop was parked with nothing to do: own it parked.
+        // (A commit that woke it moved last_seq past parked_seq, and this claim builds an actor.)
+        if (this.stopped) return null;
+        this.parked.set(sessionId, claim.lastSeq);
+        return "parked";
+      }
+      const epoch = claim.epoch;
       const row = await getSession(this.rt.sql, sessionId);
       if (!row) return null;
       const info = {
@@ -148,17 +166,40 @@ export class ActorRegistry {
    * commit for the session is handled either before (the actor is busy, not parked) or after (it
    * finds no actor and claims the session again).
    */
-  parkIdle(now = Date.now()): number {
+  async parkIdle(now = Date.now()): Promise<number> {
     const idleMs = this.rt.config.sessionIdleMs;
     if (idleMs <= 0 || this.stopped) return 0;
-    let n = 0;
+    const marks: { id: string; epoch: number; seq: number }[] = [];
     for (const actor of this.actors.values()) {
       if (!actor.parkable(now, idleMs)) continue;
       this.parked.set(actor.session.id, actor.knownSeq);
+      marks.push({ id: actor.session.id, epoch: actor.epoch, seq: actor.state.lastSeq });
       actor.stop("idle");
-      n++;
     }
-    return n;
+    await this.mark(marks);
+    return marks.length;
+  }
+
+  /**
+   * On shutdown, before the actors stop: records every actor with nothing to do as parked, however
+   * briefly idle, so that whoever takes its sessions over owns the idle ones without reading them.
+   */
+  async markIdleOnShutdown(): Promise<void> {
+    const marks: { id: string; epoch: number; seq: number }[] = [];
+    for (const actor of this.actors.values()) {
+      if (actor.parkable(Date.now(), 0))
+        marks.push({ id: actor.session.id, epoch: actor.epoch, seq: actor.state.lastSeq });
+    }
+    await this.mark(marks);
+  }
+
+  /** Writes parked sequences; a failure only costs a later takeover its shortcut. */
+  private async mark(marks: { id: string; epoch: number; seq: number }[]): Promise<void> {
+    try {
+      await markParked(this.rt.sql, marks);
+    } catch (err) {
+      if (!this.rt.availability.observe(err)) this.rt.log.warn({ err }, "could not record parked sessions");
+    }
   }
 
   /** Resumes the parked sessions whose journal went past what their actor knew; forgets those no longer ours. */

@@ -68,6 +68,12 @@ describe("parked sessions", () => {
 
       const idle = await parked(1);
       const epochBefore = await epochOf(session.id);
+      // The mark a server taking the session over reads: parked where the journal ends.
+      await until("the parked mark", async () => {
+        const [row] = await server.db.sql<{ at_end: boolean }[]>`
+          SELECT parked_seq = last_seq AS at_end FROM sessions WHERE id = ${session.id}`;
+        return row!.at_end;
+      });
 
       openai.reply({ text: "second answer" });
       expect(await session.send("second")).toBe("second answer");

@@ -1,0 +1,11 @@
+-- The journal sequence at which a session's Agentloop was last parked with nothing to do.
+--
+-- A server parks an actor that has had nothing to do for BRAIN_SESSION_IDLE_MS and writes the
+-- sequence its state had reached here (fenced by the owner epoch). While `last_seq` still equals
+-- it, nothing has happened to the session since: a server that takes it over (after its owner
+-- died or stopped) can own it parked, without reading its row, its journal or building an
+-- Agentloop, and the first message rebuilds the state as usual. Any append moves `last_seq` past
+-- it, so a stale value only means "replay as before"; it is never cleared.
+--
+-- Adding a nullable column without a default rewrites nothing.
+ALTER TABLE sessions ADD COLUMN parked_seq bigint;
