@@ -3,7 +3,7 @@
 // model is asked exactly what it would have been asked without the pause. A message whose
 // notification was lost reaches a parked session through the rescan that follows the LISTEN
 // connection's return.
-import { Brain, type ToolContext, tool } from "@aexhq/brain";
+import { Brain, tool } from "@aexhq/brain";
 import { appendRecords } from "@aexhq/brain-db";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -12,7 +12,7 @@ import { startFakeOpenAI } from "../../../testkit/fake-providers.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
 import { parseExposition, sampleValue } from "../../../testkit/metrics.js";
 import { runAlone } from "../../../testkit/session-rows.js";
-import { scripted } from "../../../testkit/turns.js";
+import { backgroundSession, scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
 
 const IDLE_MS = 300;
@@ -137,27 +137,14 @@ describe("parked sessions", () => {
   it("keep a session resident while one of its calls runs on in the background", async () => {
     const client = new Brain({ url: server.url, token: server.token });
     try {
-      let running: ToolContext | undefined;
-      const bg = tool({
-        name: "bg",
-        description: "Returns, and finishes later.",
-        input: z.object({}),
-        run: async (_input, ctx) => {
-          running = ctx as ToolContext;
-        },
-      });
-      const session = await client.sessions.create({
-        model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, "returned", "later"),
-        tools: [bg()],
-      });
-      expect(await session.send("go")).toBe("returned");
+      const { session, ctx } = await backgroundSession(client, ["later"]);
       // A session idle since after it parks first; the one with the open call stays resident.
       const control = await client.sessions.create({ model: scripted("ok"), tools: [] });
       expect(await control.send("hi")).toBe("ok");
       await parked(3, 1);
 
       // The call's finish wakes the session, which tells the model and then parks too.
-      await running!.finish("done");
+      await ctx().finish("done");
       await until("the later turn to end", async () => {
         const rows = await server.db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM records WHERE session_id = ${session.id} AND kind = 'activation_ended'`;

@@ -1,7 +1,8 @@
-import { Brain, type ToolContext, tool } from "@aexhq/brain";
+import { Brain, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { backgroundSession } from "../../../testkit/turns.js";
 import { WakeWindow } from "../../dist/loop/wake-window.js";
 
 let brain: InProcessBrain;
@@ -26,28 +27,6 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_00
     if (Date.now() > until) throw new Error("timed out waiting");
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-/** A session whose one tool returns at once and keeps its context for background results. */
-async function backgroundSession(client: Brain, script: { text: string }[]) {
-  let captured: ToolContext | undefined;
-  const bg = tool({
-    name: "bg",
-    description: "Returns at once; results come later.",
-    input: z.object({}),
-    run: async (_input, ctx) => {
-      captured = ctx as ToolContext;
-    },
-  });
-  const session = await client.sessions.create({
-    model: {
-      provider: "scripted",
-      script: [{ toolCalls: [{ name: "bg", input: {} }] }, { text: "waiting" }, ...script],
-    },
-    tools: [bg()],
-  });
-  expect(await session.send("go")).toBe("waiting");
-  return { session, ctx: () => captured! };
 }
 
 async function observationActivations(sessionId: string): Promise<Activation[]> {
