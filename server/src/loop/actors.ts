@@ -97,11 +97,15 @@ export class ActorRegistry {
       return existing;
     }
     let pending = this.claiming.get(sessionId);
+    const joined = pending !== undefined;
     if (!pending) {
       pending = this.claim(sessionId).finally(() => this.claiming.delete(sessionId));
       this.claiming.set(sessionId, pending);
     }
     const actor = await pending;
+    // A claim already under way when this wake-up came (the sweep's, a rescan's) may have read the
+    // session before the commit that woke it, and found it parked: claim again, after that commit.
+    if (joined && actor === "parked") return this.resume(sessionId);
     if (actor instanceof SessionActor) actor.kick();
     return actor;
   }
