@@ -54,9 +54,10 @@ export interface LoopState {
   messages: { seq: number; text: string; deadline: number | null }[];
   activation: ActivationState | null;
   /**
-   * Calls the loop still needs: those not ended, and those the model has not been shown yet. A
-   * call that has ended and been fed is dropped (its tool message is in `conversation`), so a
-   * long session holds its conversation, not every call it ever made.
+   * Calls the loop still needs: those not ended, and ended ones the current turn's model has yet
+   * to be shown. A call that has ended and been shown (its tool message is in `conversation`), or
+   * that ended in a turn that is over, is dropped: a long session holds its conversation, not
+   * every call it ever made.
    */
   calls: Map<number, CallState>;
   /** Calls not yet ended. */
@@ -244,10 +245,17 @@ export function fold(state: LoopState, record: JournalRecord): void {
       if (call.fed && (s === "timeout" || s === "cancelled" || s === "unknown")) {
         state.backlog.push({ seq: record.seq, call: call.seq, tool: call.tool, text: JSON.stringify(call.final) });
       }
-      if (call.fed) state.calls.delete(call.seq);
+      // Shown to the model, or of a turn that is over (it never will be): no longer needed.
+      if (call.fed || state.activation?.seq !== call.activation) state.calls.delete(call.seq);
       break;
     }
     case "activation_ended":
+      // Calls of this turn that ended without being shown (a cancelled or failed turn) never will be.
+      if (state.activation) {
+        for (const [seq, call] of state.calls) {
+          if (call.activation === state.activation.seq && call.state === "ended") state.calls.delete(seq);
+        }
+      }
       state.activation = null;
       break;
     case "cancel_requested":

@@ -123,6 +123,22 @@ describe("the journal fold", () => {
     expect(state.backlog).toEqual([{ seq: 10, call: 4, tool: "watch", text: '{"status":"cancelled"}' }]);
   });
 
+  it("forgets the calls of a turn that ended without showing them, then or when they end", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { message: 1 }],
+      call(2, "quick", "c1"),
+      call(2, "watch", "c2"),
+      ["tool_call_ended", { call: 3, outcome: { status: "cancelled" } }],
+      ["activation_ended", {}],
+    ]);
+    // The ended one went with its turn; the one still running stays until it ends.
+    expect([...state.calls.keys()]).toEqual([4]);
+    fold(state, { seq: 7, kind: "tool_call_ended", payload: { call: 4, outcome: { status: "cancelled" } } });
+    expect(state.calls.size).toBe(0);
+    expect(state.backlog).toEqual([]);
+  });
+
   it("does not count a tool's own model call as the Agentloop's, but charges it to the activation", () => {
     const state = replay([
       ["user_message", { text: "go" }],
