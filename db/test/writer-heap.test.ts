@@ -22,7 +22,9 @@ it("leaves no memory behind per committed batch", async () => {
     ["--expose-gc", "testkit/scripts/writer-heap.mjs", db.url, String(batches)],
     { timeout: 90_000 },
   );
-  const { grewBytes } = JSON.parse(stdout) as { grewBytes: number };
-  // The leak kept ~460 bytes per batch (2.8 MB here); noise after a forced GC is well under 1 MB.
-  expect(grewBytes / batches, `${grewBytes} bytes after ${batches} batches`).toBeLessThan(100);
+  // Growth over the second half of the batches (see the script): the leak kept ~460 bytes per
+  // batch (1.4 MB over 3,000); the one-off growth that once came to 0.78 MB over a whole run on a
+  // loaded machine lands before it.
+  const { grewBytes, batches: measured } = JSON.parse(stdout) as { grewBytes: number; batches: number };
+  expect(grewBytes / measured, `${grewBytes} bytes over ${measured} batches`).toBeLessThan(100);
 }, 120_000);
