@@ -59,7 +59,8 @@ async function resumeOrphans(rt: RecoveryDeps): Promise<void> {
     let resumed = 0;
     const lane = async () => {
       while (next < ids.length) {
-        if ((await rt.actors.resume(ids[next++]!)) !== null) resumed++;
+        // Nothing woke these sessions here: once caught up with nothing to do, they park at once.
+        if ((await rt.actors.resume(ids[next++]!, { parkWhenIdle: true })) !== null) resumed++;
       }
     };
     await Promise.all(Array.from({ length: Math.min(RESUME_CONCURRENCY, ids.length) }, lane));

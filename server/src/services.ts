@@ -43,8 +43,11 @@ export interface CallDispatch {
 
 /** The sessions whose Agentloop runs here (loop/actors.ts), as recovery sees them. */
 export interface SessionResumer {
-  /** Claims the session and runs its actor here, unless another live server owns it. */
-  resume(sessionId: string): Promise<unknown>;
+  /**
+   * Claims the session and runs its actor here, unless another live server owns it.
+   * `parkWhenIdle`: nothing woke it here, so it parks as soon as it has nothing to do.
+   */
+  resume(sessionId: string, options?: { parkWhenIdle?: boolean }): Promise<unknown>;
 }
 
 export interface Services {

@@ -69,6 +69,8 @@ export class SessionActor {
   private unsure = true;
   /** When this actor last had anything to do (epoch ms): a wake, a step, a commit it heard. */
   private lastBusy = Date.now();
+  /** Park at the first tick it is idle, not after the idle time: see parkWhenIdle. */
+  private parkSoon = false;
 
   constructor(
     private readonly rt: ActorDeps,
@@ -101,6 +103,7 @@ export class SessionActor {
    */
   heard(records: WrittenRecord[] | undefined): void {
     this.lastBusy = Date.now();
+    this.parkSoon = false;
     if (records === undefined || this.heardRecords.length + records.length > MAX_HEARD) {
       // Unknown, or more than an idle session should hold on to: the next catch-up reads.
       this.unsure = true;
@@ -136,7 +139,18 @@ export class SessionActor {
    * deadline timer and its metrics' start time live here) and no wake window pending.
    */
   parkable(now: number, idleMs: number): boolean {
-    return this.idle && this.state.open.size === 0 && !this.window.pending && now - this.lastBusy >= idleMs;
+    const quiet = this.parkSoon || now - this.lastBusy >= idleMs;
+    return this.idle && this.state.open.size === 0 && !this.window.pending && quiet;
+  }
+
+  /**
+   * This actor was started by the orphan sweep, not by anything happening to its session: once its
+   * catch-up finds nothing to do, it parks at the next tick. A server taking over a killed one's
+   * sessions then holds only those with work, not every one until the idle time passes. Any
+   * commit to the session (heard) or message taken before that keeps the usual idle time.
+   */
+  parkWhenIdle(): void {
+    this.parkSoon = true;
   }
 
   /** The last sequence of the session this actor knows of: folded, or heard and not yet folded. */
@@ -151,6 +165,7 @@ export class SessionActor {
    * fenced or the session ended) and the caller should append the message the ordinary way.
    */
   takeMessage(text: string, deadline: number | null): Promise<number | null> {
+    this.parkSoon = false;
     return new Promise((resolve) => {
       this.running = true;
       this.dirty = false;

@@ -86,7 +86,7 @@ export class ActorRegistry {
    * Claims the session if it is free and starts its actor, or parks it when it was parked with
    * nothing since; null when another server runs it.
    */
-  async resume(sessionId: string): Promise<Resumed> {
+  async resume(sessionId: string, options: { parkWhenIdle?: boolean } = {}): Promise<Resumed> {
     // A stopping server still hears commits (the calls it ends unknown on its way out, other
     // servers' turns): a claim would take a session for the seconds until this server is marked
     // stopped, and start an Agentloop there that can no longer write.
@@ -105,8 +105,12 @@ export class ActorRegistry {
     const actor = await pending;
     // A claim already under way when this wake-up came (the sweep's, a rescan's) may have read the
     // session before the commit that woke it, and found it parked: claim again, after that commit.
-    if (joined && actor === "parked") return this.resume(sessionId);
-    if (actor instanceof SessionActor) actor.kick();
+    if (joined && actor === "parked") return this.resume(sessionId, options);
+    if (actor instanceof SessionActor) {
+      // Only an actor this claim started: one a wake-up started first has work.
+      if (options.parkWhenIdle && !joined) actor.parkWhenIdle();
+      actor.kick();
+    }
     return actor;
   }
 

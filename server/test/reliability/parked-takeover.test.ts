@@ -14,15 +14,21 @@ import { until } from "../../../testkit/wait.js";
 
 let db: TestDatabase | undefined;
 const servers: InProcessBrain[] = [];
-afterAll(async () => {
-  for (const s of servers) await s.close().catch(() => {});
+/** Closes every server and drops the database: each test starts on a database of its own. */
+async function reset(): Promise<void> {
+  for (const s of servers.splice(0)) await s.close().catch(() => {});
   await db?.drop();
-});
+  db = undefined;
+}
+afterAll(reset);
 
-/** A server on the shared database that never parks on its own: parking here comes from the marks. */
-async function server(): Promise<InProcessBrain> {
+/**
+ * A server on the shared database. By default it never parks on its own (parking comes from the
+ * marks); `idleMs` turns parking on, with an idle time longer than the test waits.
+ */
+async function server(idleMs = 0): Promise<InProcessBrain> {
   db ??= await createTestDatabase({ max: 20 });
-  const s = await startBrain({ db, env: { BRAIN_SESSION_IDLE_MS: "0" } });
+  const s = await startBrain({ db, env: { BRAIN_SESSION_IDLE_MS: String(idleMs) } });
   servers.push(s);
   return s;
 }
@@ -85,6 +91,38 @@ describe("taking over parked sessions", () => {
       expect(await gauges(b)).toEqual({ actors: 2, parked: 0 });
     } finally {
       await clientB.close();
+    }
+  });
+
+  it("parks at once a session it resumed from a dead server's journal with nothing to do", async () => {
+    await reset();
+    const a = await server();
+    const clientA = new Brain({ url: a.url, token: a.token });
+    const session = await clientA.sessions.create({ model: scripted("one", "two"), tools: [] });
+    expect(await session.send("first")).toBe("one");
+    await clientA.close();
+    await a.close();
+    // What a SIGKILL leaves: the session owned by a dead server, and no mark (a clean stop wrote one).
+    await db!.sql`UPDATE sessions SET parked_seq = NULL WHERE id = ${session.id}`;
+    // Parking on, with an idle time far past this test's waits: only the sweep's rule parks here.
+    const c = await server(600_000);
+
+    await until("the session resumed and parked at once", async () => {
+      const g = await gauges(c);
+      return g.parked === 1 && g.actors === 0;
+    });
+    const [owner] = await db!.sql<{ owner_id: string }[]>`SELECT owner_id FROM sessions WHERE id = ${session.id}`;
+    expect(owner!.owner_id).toBe(c.app.brain.serverId);
+    const mark = await marks(session.id);
+    expect(mark.parked).toBe(mark.last);
+
+    const clientC = new Brain({ url: c.url, token: c.token });
+    try {
+      expect(await (await clientC.sessions.get(session.id)).send("second")).toBe("two");
+      // Woken by a message: it stays resident for the idle time, like any session in use.
+      expect(await gauges(c)).toEqual({ actors: 1, parked: 0 });
+    } finally {
+      await clientC.close();
     }
   });
 });
