@@ -153,11 +153,6 @@ export class SessionActor {
     this.parkSoon = true;
   }
 
-  /** The last sequence of the session this actor knows of: folded, or heard and not yet folded. */
-  get knownSeq(): number {
-    return Math.max(this.state.lastSeq, this.heardRecords.at(-1)?.seq ?? 0);
-  }
-
   /**
    * The fast path for a user message on the server that runs its session: the message, the
    * activation it starts and the model call go in one commit instead of two, with no wake-up in

@@ -180,7 +180,8 @@ export class ActorRegistry {
     const marks: { id: string; epoch: number; seq: number }[] = [];
     for (const actor of this.actors.values()) {
       if (!actor.parkable(now, idleMs)) continue;
-      this.parked.set(actor.session.id, actor.knownSeq);
+      // The folded sequence, in memory as in the mark: anything later is news (the rescan resumes it).
+      this.parked.set(actor.session.id, actor.state.lastSeq);
       marks.push({ id: actor.session.id, epoch: actor.epoch, seq: actor.state.lastSeq });
       actor.stop("idle");
     }

@@ -2,7 +2,7 @@ import { Brain, BrainError, type ToolContext, tool } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type SpawnedBrain, spawnBrain } from "../../../testkit/brain.js";
-import { scripted } from "../../../testkit/turns.js";
+import { backgroundSession, scripted } from "../../../testkit/turns.js";
 import { until } from "../../../testkit/wait.js";
 
 let brain: SpawnedBrain;
@@ -92,25 +92,13 @@ describe("cancellation", () => {
   it("ending a session cancels its background tools and releases their handlers", async () => {
     const client = new Brain({ url: brain.url, token: brain.token });
     try {
-      let ctx: ToolContext | undefined;
-      const bg = tool({
-        name: "bg",
-        description: "Keeps running after it returns.",
-        input: z.object({}),
-        run: async (_input, c) => {
-          ctx = c as ToolContext;
-        },
-      });
-      const session = await client.sessions.create({
-        model: scripted({ toolCalls: [{ name: "bg", input: {} }] }, { text: "returned" }),
-        tools: [bg()],
-      });
-      expect(await session.send("go")).toBe("returned");
+      const { session, ctx: started } = await backgroundSession(client, []);
+      const ctx = started();
       await session.end();
-      await until("the expected state", async () => ctx!.signal.aborted);
+      await until("the expected state", async () => ctx.signal.aborted);
       const [row] = await brain.db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id}`;
       expect(row!.outcome).toEqual({ status: "cancelled", cause: "session_ended" });
-      await expect(ctx!.emit("x", {})).rejects.toBeInstanceOf(BrainError);
+      await expect(ctx.emit("x", {})).rejects.toBeInstanceOf(BrainError);
     } finally {
       await client.close();
     }

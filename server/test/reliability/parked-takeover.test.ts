@@ -113,8 +113,11 @@ describe("taking over parked sessions", () => {
     });
     const [owner] = await db!.sql<{ owner_id: string }[]>`SELECT owner_id FROM sessions WHERE id = ${session.id}`;
     expect(owner!.owner_id).toBe(c.app.brain.serverId);
-    const mark = await marks(session.id);
-    expect(mark.parked).toBe(mark.last);
+    // The mark follows the gauge: it is written once the tick has parked the session in memory.
+    await until("the parked mark", async () => {
+      const mark = await marks(session.id);
+      return mark.parked === mark.last;
+    });
 
     const clientC = new Brain({ url: c.url, token: c.token });
     try {
