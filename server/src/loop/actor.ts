@@ -1,34 +1,18 @@
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "@aexhq/brain-core/models";
-import {
-  type Appended,
-  appendRecords,
-  endCalls,
-  isUnavailable,
-  type NewRecord,
-  readRecords,
-  rel,
-  resolveRelative,
-  type Sql,
-  type WrittenRecord,
-} from "@aexhq/brain-db";
-import type { FoldedRecord } from "../metrics/sink.js";
+import { type Appended, endCalls, isUnavailable, type NewRecord, rel, type WrittenRecord } from "@aexhq/brain-db";
 import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
-import { announcedAsLoop } from "./own-message.js";
 import type { SessionInfo } from "./session-info.js";
-import { FOLDED_KINDS, fold, initialState, type LoopState, roundSettled } from "./state.js";
-import type { TurnEnd, TurnError } from "./turns.js";
+import { SessionJournal } from "./session-journal.js";
+import { type LoopState, roundSettled } from "./state.js";
+import type { TurnError } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
-import { withWorkerJobs } from "./worker-jobs.js";
 
 export type ActorDeps = Pick<
   Services,
   "availability" | "boss" | "config" | "deadlineJobs" | "dispatch" | "log" | "metrics" | "sql" | "turns" | "writer"
 >;
-
-/** Records heard and not yet folded beyond which an actor reads the journal instead. */
-const MAX_HEARD = 256;
 
 /**
  * Why an actor stopped running its session. "idle": it let go of its state after
@@ -42,8 +26,8 @@ export type StopReason = "ended" | "fenced" | "shutdown" | "idle";
  * the actor stops. Steps never overlap: a wake during a step only marks the actor dirty.
  */
 export class SessionActor {
-  readonly state: LoopState = initialState();
   readonly window: WakeWindow;
+  private readonly journal: SessionJournal;
   private readonly provider: ModelProvider;
   private running = false;
   private dirty = false;
@@ -52,21 +36,6 @@ export class SessionActor {
   private readonly deadlines: DeadlineTimers;
   /** The last wake's window, journaled with the model call it led to. */
   private lastWindow: { openedAt: number; firedAt: number } | null = null;
-  /**
-   * Set once the first catch-up has replayed the journal: records folded from then on happened
-   * while this server ran the session, and are counted in its metrics (a takeover's replay is not).
-   */
-  private live = false;
-  /** When each call still open started (epoch ms), as folded live: its latency for the metrics. */
-  private readonly callStarts = new Map<number, number>();
-  /**
-   * Records this process's writer wrote to the session and described (bus.ts), in commit order:
-   * folded without reading them back. Only while `unsure` is false do they stand for the journal;
-   * any other wake (another process's commit, a write that did not describe its records, a
-   * rescan, a claim) sets it, and the next catch-up reads.
-   */
-  private readonly heardRecords: WrittenRecord[] = [];
-  private unsure = true;
   /** When this actor last had anything to do (epoch ms): a wake, a step, a commit it heard. */
   private lastBusy = Date.now();
   /** Park at the first tick it is idle, not after the idle time: see parkWhenIdle. */
@@ -78,6 +47,7 @@ export class SessionActor {
     readonly epoch: number,
     private readonly onStop: (actor: SessionActor, reason: StopReason) => void,
   ) {
+    this.journal = new SessionJournal(rt, session.id, epoch);
     this.provider = createProvider(session.model);
     this.deadlines = new DeadlineTimers(rt, session.id);
     this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
@@ -87,13 +57,18 @@ export class SessionActor {
     });
   }
 
+  /** The session's folded journal. */
+  get state(): LoopState {
+    return this.journal.state;
+  }
+
   get isStopped(): boolean {
     return this.stopped !== null;
   }
 
   /** Runs steps until nothing is left to do, reading the journal first (a claim, a rescan). */
   kick(): void {
-    this.unsure = true;
+    this.journal.distrust();
     this.wake();
   }
 
@@ -104,19 +79,7 @@ export class SessionActor {
   heard(records: WrittenRecord[] | undefined): void {
     this.lastBusy = Date.now();
     this.parkSoon = false;
-    if (records === undefined || this.heardRecords.length + records.length > MAX_HEARD) {
-      // Unknown, or more than an idle session should hold on to: the next catch-up reads.
-      this.unsure = true;
-      this.heardRecords.length = 0;
-      return;
-    }
-    for (const r of records) {
-      if (r.seq <= this.state.lastSeq) continue;
-      // Emissions and the like only advance the sequence: their data is not held on to.
-      this.heardRecords.push(
-        FOLDED_KINDS.has(r.kind) ? r : { seq: r.seq, kind: r.kind, payload: null, createdAt: r.createdAt },
-      );
-    }
+    this.journal.heard(records);
   }
 
   /** Runs steps until nothing is left to do; wakes that arrive meanwhile are coalesced. */
@@ -136,7 +99,7 @@ export class SessionActor {
 
   /**
    * Whether this actor may let go of its state: idle for `idleMs`, with no call open (a call's
-   * deadline timer and its metrics' start time live here) and no wake window pending.
+   * deadline timer and its metrics' start time live in the actor) and no wake window pending.
    */
   parkable(now: number, idleMs: number): boolean {
     const quiet = this.parkSoon || now - this.lastBusy >= idleMs;
@@ -197,7 +160,7 @@ export class SessionActor {
         // wake nobody (emits) are read when the next append finds a gap in the sequence.
         const woken = this.dirty;
         this.dirty = false;
-        if (woken) await this.catchUp();
+        if (woken) await this.journal.catchUp();
         progressed = await this.step();
         this.deadlines.sync(this.state);
       }
@@ -210,38 +173,6 @@ export class SessionActor {
     } finally {
       this.running = false;
       this.lastBusy = Date.now();
-    }
-  }
-
-  /**
-   * Folds what the journal holds beyond this actor's state: the records heard from this process's
-   * writer when they are all there is (nothing unsure, no gap, at least up to `through`), else
-   * what a read returns.
-   */
-  private async catchUp(through = 0): Promise<void> {
-    const heard = this.heardRecords.splice(0);
-    for (const r of heard) {
-      if (r.seq <= this.state.lastSeq) continue;
-      if (r.seq !== this.state.lastSeq + 1) {
-        this.unsure = true;
-        break;
-      }
-      this.apply(r.seq, r.kind, r.payload, r.createdAt);
-    }
-    if (!this.unsure && this.live && this.state.lastSeq >= through) {
-      this.rt.metrics.caughtUp("heard");
-      return;
-    }
-    this.rt.metrics.caughtUp("read");
-    // Cleared before the read: a wake that arrives while it runs sets it again.
-    this.unsure = false;
-    for (;;) {
-      const rows = await readRecords(this.rt.sql as Sql, this.session.id, this.state.lastSeq, 1000);
-      for (const r of rows) this.apply(r.seq, r.kind, r.payload, r.created_at);
-      if (rows.length < 1000) {
-        this.live = true;
-        return;
-      }
     }
   }
 
@@ -290,57 +221,11 @@ export class SessionActor {
     return false;
   }
 
-  /** Folds one record into the state, and tells the metrics of a record that happened live. */
-  private apply(seq: number, kind: string, payload: unknown, at: Date): void {
-    if (seq <= this.state.lastSeq) return;
-    // Read before the fold: an ending call the model has seen leaves `calls` in it.
-    const ending = kind === "tool_call_ended" ? Number((payload as { call?: unknown } | null)?.call) : null;
-    const endingTool = ending === null ? undefined : this.state.calls.get(ending)?.tool;
-    fold(this.state, { seq, kind, payload });
-    if (!this.live) return;
-    const record: FoldedRecord = { sessionId: this.session.id, seq, kind, payload, at: at.getTime() };
-    if (kind === "tool_call_started") {
-      record.tool = this.state.calls.get(seq)?.tool;
-      this.callStarts.set(seq, record.at);
-    } else if (ending !== null) {
-      record.tool = endingTool;
-      record.startedAt = this.callStarts.get(ending);
-      this.callStarts.delete(ending);
-    }
-    this.rt.metrics.record(record);
-  }
-
-  /**
-   * Appends with the fencing epoch and folds what was written; false when fenced or ended.
-   * `ownMessage`: the records carry a user message this actor takes itself (see announcedAsLoop).
-   */
+  /** Appends with the fencing epoch (see SessionJournal.append); stops when fenced or ended. */
   private async append(records: NewRecord[], ownMessage = false): Promise<Appended[] | null> {
-    const deadlines = records.flatMap((r) =>
-      r.call?.deadlineAt != null && r.call.state !== "ended" ? [r.call.deadlineAt] : [],
-    );
-    let op = appendRecords(this.session.id, records, { epoch: this.epoch });
-    if (ownMessage) op = announcedAsLoop(this.session.id, op);
-    op = withWorkerJobs(this.rt.boss, this.session.id, records, op);
-    if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
-    const result = await this.rt.writer.submit(op);
-    if (result.records.length === 0) {
-      this.stop(this.state.ended ? "ended" : "fenced");
-      return null;
-    }
-    const seqs = result.records.map((r) => r.seq);
-    const payloads = records.map((r, i) => resolveRelative(r.payload, i, seqs));
-    const first = result.records[0]!;
-    if (first.seq !== this.state.lastSeq + 1) await this.catchUp(result.records.at(-1)!.seq);
-    else for (const [i, r] of result.records.entries()) this.apply(r.seq, r.kind, payloads[i], r.createdAt);
-    // Its own records were heard too (the commit is announced before this resumes): let them go.
-    const heard = this.heardRecords;
-    let kept = 0;
-    while (kept < heard.length && heard[kept]!.seq <= this.state.lastSeq) kept++;
-    if (kept > 0) heard.splice(0, kept);
-    for (const [i, r] of result.records.entries()) {
-      if (r.kind === "activation_ended") this.rt.turns.emit(this.session.id, r.seq, payloads[i] as TurnEnd);
-    }
-    return result.records;
+    const written = await this.journal.append(records, ownMessage);
+    if (written === null) this.stop(this.state.ended ? "ended" : "fenced");
+    return written;
   }
 
   /**
@@ -441,7 +326,7 @@ export class SessionActor {
       await this.rt.writer.submit(
         endCalls({ sessionId: this.session.id, seqs: open }, { status: "cancelled", cause: "turn_cancelled" }),
       );
-      await this.catchUp();
+      await this.journal.catchUp();
     }
     await this.append([{ kind: "activation_ended", payload: this.ending(a.seq, "cancelled", "") }]);
   }
