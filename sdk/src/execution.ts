@@ -77,6 +77,12 @@ export class Execution {
     private readonly onEnd: () => void = noop,
   ) {
     const signal = () => this.signal();
+    // Made when first read, as the signal is: most handlers never touch the environments.
+    let environments: ReturnType<typeof environmentControl> | undefined;
+    const control = () => {
+      environments ??= environmentControl(this.requester, this.ids);
+      return environments;
+    };
     this.context = Object.freeze({
       options: tool.options,
       sessionId: call.sessionId,
@@ -89,7 +95,9 @@ export class Execution {
       emitResult: (value: unknown, options?: ResultOptions) => this.emitResult(value, options),
       finish: (value?: unknown, options?: ResultOptions) => this.finish(value, options),
       model: (request: ModelRequest) => requestModel(this.requester, this.ids, request),
-      environments: environmentControl(this.requester, this.ids),
+      get environments() {
+        return control();
+      },
     });
   }
 

@@ -6,7 +6,7 @@ import {
   isErrorCode,
   MAX_FRAME_BYTES,
   type ServerFrame,
-  ServerFrameSchema,
+  WireServerFrameSchema,
 } from "./contracts.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { FrameChannel } from "./execution.js";
@@ -285,7 +285,7 @@ function parseServerFrame(data: WebSocket.RawData): ServerFrame | undefined {
   } catch {
     return undefined;
   }
-  const parsed = ServerFrameSchema.safeParse(json);
+  const parsed = WireServerFrameSchema.safeParse(json);
   // An unreadable frame cannot be answered (Brain takes no rejects); it is dropped.
   return parsed.success ? parsed.data : undefined;
 }

@@ -1,11 +1,11 @@
 import {
   BrainError,
   type HostFrame,
-  HostFrameSchema,
   type InvokeFrame,
   issuesText,
   MAX_FRAME_BYTES,
   type ServerFrame,
+  WireHostFrameSchema,
 } from "@aexhq/brain-contracts";
 import { type CallKey, callState, endedAmong, isDataException } from "@aexhq/brain-db";
 import type { WebSocket } from "ws";
@@ -151,7 +151,7 @@ export class HostConnection {
     let frame: HostFrame;
     try {
       if (text === null) throw new Error("binary frames are not accepted");
-      const parsed = HostFrameSchema.safeParse(JSON.parse(text));
+      const parsed = WireHostFrameSchema.safeParse(JSON.parse(text));
       if (!parsed.success) throw new Error(issuesText(parsed.error));
       frame = parsed.data;
       if (whole && !assembledAsNamed(frame, whole.part)) {
