@@ -52,26 +52,37 @@ function isAscii(s: string): boolean {
 
 /**
  * A written record whose payload is worked out (asStoredJson of `source()`) only if someone reads
- * it: most records handed on in-process are never folded (no Agentloop here, or an emission).
+ * it: most records handed on in-process are never folded (no Agentloop here, or an emission). A
+ * class, so that the getter is its prototype's: an object literal's getter is a new closure per
+ * record, and an object of its own shape.
  */
+class LazyRecord {
+  #source: (() => unknown) | null;
+  #payload: unknown;
+
+  constructor(
+    readonly seq: number,
+    readonly kind: string,
+    readonly createdAt: Date,
+    source: () => unknown,
+  ) {
+    this.#source = source;
+  }
+
+  get payload(): unknown {
+    if (this.#source !== null) {
+      this.#payload = asStoredJson(this.#source());
+      this.#source = null;
+    }
+    return this.#payload;
+  }
+}
+
 export function lazyRecord(
   seq: number,
   kind: string,
   createdAt: Date,
   source: () => unknown,
 ): { seq: number; kind: string; createdAt: Date; readonly payload: unknown } {
-  let done = false;
-  let payload: unknown;
-  return {
-    seq,
-    kind,
-    createdAt,
-    get payload() {
-      if (!done) {
-        payload = asStoredJson(source());
-        done = true;
-      }
-      return payload;
-    },
-  };
+  return new LazyRecord(seq, kind, createdAt, source);
 }
