@@ -51,10 +51,16 @@ export interface AppendResult {
 
 /**
  * A top-level payload field naming another record of the same append, resolved to its sequence
- * when written: `{ message: rel(-1) }` becomes the seq of the record just before.
+ * when written: `{ message: rel(-1) }` becomes the seq of the record just before. An instance of
+ * a class, never a shape: data from outside (a model's tool input, an MCP client's) can look like
+ * anything and is never taken for a reference.
  */
-export function rel(offset: number): { $rel: number } {
-  return { $rel: offset };
+export class Relative {
+  constructor(readonly offset: number) {}
+}
+
+export function rel(offset: number): Relative {
+  return new Relative(offset);
 }
 
 /**
@@ -62,15 +68,36 @@ export function rel(offset: number): { $rel: number } {
  * record's position in its append, `seqs` the sequences the append was given.
  */
 export function resolveRelative(payload: unknown, index: number, seqs: number[]): unknown {
-  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
-  let out: Record<string, unknown> | null = null;
-  for (const [k, v] of Object.entries(payload)) {
-    if (v && typeof v === "object" && "$rel" in v) {
-      out ??= { ...(payload as Record<string, unknown>) };
-      out[k] = seqs[index + (v as { $rel: number }).$rel];
+  if (relativeOf(payload) === null) return payload;
+  const out: Record<string, unknown> = { ...(payload as Record<string, unknown>) };
+  for (const k in out) {
+    const v = out[k];
+    if (v instanceof Relative) out[k] = seqs[index + v.offset];
+  }
+  return out;
+}
+
+/** A payload's `rel()` fields as `{ field: offset }`, or null when it has none. */
+function relativeOf(payload: unknown): Record<string, number> | null {
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return null;
+  let out: Record<string, number> | null = null;
+  const record = payload as Record<string, unknown>;
+  for (const k in record) {
+    const v = record[k];
+    if (v instanceof Relative && Object.hasOwn(record, k)) {
+      out ??= {};
+      out[k] = v.offset;
     }
   }
-  return out ?? payload;
+  return out;
+}
+
+/** A record as the statement reads it: `rel` holds its references, its payload the rest. */
+interface RecordInput {
+  kind: string;
+  payload: unknown;
+  call: NewCall | null;
+  rel?: Record<string, number>;
 }
 
 /** One append's part of the statement's input (see appendStatement). */
@@ -79,7 +106,16 @@ interface AppendInput {
   n: number;
   epoch: number | null;
   active: boolean;
-  records: { kind: string; payload: unknown; call: NewCall | null }[];
+  records: RecordInput[];
+}
+
+function recordInput(r: NewRecord): RecordInput {
+  const relative = relativeOf(r.payload);
+  if (relative === null) return { kind: r.kind, payload: r.payload, call: r.call ?? null };
+  const payload: Record<string, unknown> = {};
+  const source = r.payload as Record<string, unknown>;
+  for (const k in source) if (!(k in relative) && Object.hasOwn(source, k)) payload[k] = source[k];
+  return { kind: r.kind, payload, call: r.call ?? null, rel: relative };
 }
 
 /**
@@ -94,7 +130,7 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
     n: records.length,
     epoch: guard.epoch ?? null,
     active: guard.requireActive ?? true,
-    records: records.map((r) => ({ kind: r.kind, payload: r.payload, call: r.call ?? null })),
+    records: records.map(recordInput),
   };
   const touched: CommitKeys = emptyKeys();
   let bits = 0;
@@ -135,7 +171,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
   // Which variant runs is part of the SQL text, never a parameter: a boolean parameter the plan
   // could fold away made Postgres plan every execution afresh (a custom plan is always cheaper
   // than the generic one), 0.5 ms of planning per append under load.
-  const hasRelative = json.includes('"$rel"');
+  const relative = inputs.some((i) => i.records.some((r) => r.rel !== undefined));
   // Only appends that start model calls touch the budget table: other appends stay one statement
   // shorter (they are most of the hot path).
   const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
@@ -153,19 +189,17 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
       RETURNING o.op, x.last_seq - o.n AS base
     ),
     input AS (
-      SELECT s.op, o.sid, s.base + e.ord AS seq, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call
+      SELECT s.op, o.sid, s.base + e.ord AS seq, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call,
+             e.v->'rel' AS rel
       FROM s JOIN o USING (op), jsonb_array_elements(o.records) WITH ORDINALITY AS e(v, ord)
     ),
     r AS (
       INSERT INTO records (session_id, seq, kind, payload)
       SELECT i.sid, i.seq, i.kind, ${
-        hasRelative
-          ? tx`CASE WHEN jsonb_typeof(i.payload) = 'object' THEN (
-               SELECT jsonb_object_agg(f.key, CASE WHEN jsonb_typeof(f.value) = 'object' AND f.value ? '$rel'
-                                                   THEN to_jsonb(i.seq + (f.value->>'$rel')::bigint)
-                                                   ELSE f.value END)
-               FROM jsonb_each(i.payload) AS f)
-             ELSE i.payload END`
+        relative
+          ? tx`CASE WHEN i.rel IS NULL THEN i.payload ELSE i.payload || (
+               SELECT jsonb_object_agg(f.key, to_jsonb(i.seq + f.value::bigint)) FROM jsonb_each_text(i.rel) AS f)
+             END`
           : tx`i.payload`
       }
       FROM input i
