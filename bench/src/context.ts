@@ -16,6 +16,11 @@ export interface BenchOptions {
   only: Set<string> | null;
   /** Run the Brain server under `node --cpu-prof`; profiles go to bench/results/profiles. */
   cpuProf: boolean;
+  /**
+   * Sample what the Brain server and the host allocate during each measured window (V8's sampling
+   * heap profiler, alloc-probe.ts): `<process>-<scenario>.heapprofile` in bench/results/profiles.
+   */
+  allocProf: boolean;
   /** Keep the run's database for EXPLAIN ANALYZE afterwards (useful with DATABASE_URL: an embedded Postgres stops with the run). */
   keepDb: boolean;
   /** Sample pg_stat_activity of the server's backends while each Brain scenario measures. */
@@ -112,11 +117,53 @@ export interface BrainUnderTest {
 /** `node --cpu-prof` arguments for a process of the run (with `--cpu-prof`), else none. */
 export function profileArgs(ctx: Pick<BenchContext, "cpuProf" | "root">, name: string): string[] {
   if (!ctx.cpuProf) return [];
+  const dir = profilesDir(ctx);
+  return ["--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`];
+}
+
+/**
+ * With `--alloc-prof`, what a process of the run needs to sample its allocations (alloc-probe.ts):
+ * the probe preloaded, and where it writes its profile; else nothing.
+ */
+export function allocProbe(
+  ctx: Pick<BenchContext, "allocProf" | "root">,
+  name: string,
+): { args: string[]; env: NodeJS.ProcessEnv } {
+  if (!ctx.allocProf) return { args: [], env: {} };
+  const file = join(profilesDir(ctx), `${name}.heapprofile`);
+  rmSync(file, { force: true });
+  return { args: ["--import", new URL("./alloc-probe.js", import.meta.url).href], env: { BENCH_ALLOC_PROFILE: file } };
+}
+
+/**
+ * With `--alloc-prof`, a mark listener that tells the processes' probes when the measured window
+ * opens and closes (SIGUSR2 each time), and writes its length beside each profile
+ * (`<name>.heapprofile.window.json`, seconds) for alloc-summary's bytes per second.
+ */
+export function allocWindow(
+  ctx: Pick<BenchContext, "allocProf" | "root">,
+  processes: { name: string; pid: number }[],
+): (mark: string) => void {
+  let start = 0;
+  return (mark) => {
+    if (!ctx.allocProf || (mark !== "start" && mark !== "end")) return;
+    for (const p of processes) process.kill(p.pid, "SIGUSR2");
+    if (mark === "start") start = performance.now();
+    else {
+      const seconds = (performance.now() - start) / 1000;
+      for (const p of processes) {
+        writeFileSync(join(profilesDir(ctx), `${p.name}.heapprofile.window.json`), JSON.stringify({ seconds }));
+      }
+    }
+  };
+}
+
+function profilesDir(ctx: Pick<BenchContext, "root">): string {
   const dir = join(ctx.root, "bench/results/profiles");
   mkdirSync(dir, { recursive: true });
   // Profiles are large and per machine: keep them out of git without touching .gitignore.
   writeFileSync(join(dir, ".gitignore"), "*\n");
-  return ["--cpu-prof", `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`];
+  return dir;
 }
 
 /**
@@ -146,6 +193,11 @@ export async function startBrain(
 ): Promise<BrainUnderTest> {
   const nodeArgs = profileArgs(ctx, `server-${scenario}`);
   const hostArgs = profileArgs(ctx, `host-${scenario}`);
+  // Both probes answer SIGUSR2: the memory probe's scenarios are not profiled for allocations.
+  const serverAlloc = allocProbe({ ...ctx, allocProf: ctx.allocProf && !options.probe }, `server-${scenario}`);
+  const hostAlloc = allocProbe({ ...ctx, allocProf: ctx.allocProf && !options.probe }, `host-${scenario}`);
+  nodeArgs.push(...serverAlloc.args);
+  hostArgs.push(...hostAlloc.args);
   if (options.probe) {
     nodeArgs.push("--expose-gc", "--import", new URL("./server-probe.js", import.meta.url).href);
   }
@@ -157,14 +209,22 @@ export async function startBrain(
     token,
     dataDir,
     nodeArgs,
-    env: options.env,
+    env: { ...options.env, ...serverAlloc.env },
   });
-  const host = forkChild(new URL("./host.js", import.meta.url).pathname, { execArgv: hostArgs });
+  const host = forkChild(new URL("./host.js", import.meta.url).pathname, { execArgv: hostArgs, env: hostAlloc.env });
   // The runner itself is "bench": it is idle while measuring, except for the activity sampler.
   const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid, bench: process.pid }), ctx.database);
   const sampler = ctx.sampleActivity ? new ActivitySampler(ctx.databaseUrl, ctx.database) : undefined;
   let sampled: Promise<Record<string, number>> | undefined;
   host.onMark(profileWindow(ctx, [`server-${scenario}`, `host-${scenario}`]));
+  if (serverAlloc.args.length > 0) {
+    host.onMark(
+      allocWindow(ctx, [
+        { name: `server-${scenario}`, pid: server.pid },
+        { name: `host-${scenario}`, pid: host.pid },
+      ]),
+    );
+  }
   host.onMark((m) => {
     if (m === "start") {
       cpu.start();

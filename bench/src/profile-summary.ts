@@ -6,12 +6,8 @@
 // profile; `--last S`: the last S seconds before the process began to stop (its final 0.3 s).
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { type CallFrame, frameName, packageOf } from "./profile-frames.js";
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
 interface ProfileNode {
   id: number;
   callFrame: CallFrame;
@@ -23,25 +19,6 @@ interface Profile {
   timeDeltas: number[];
   startTime: number;
   endTime: number;
-}
-
-function packageOf(frame: CallFrame): string {
-  const { url, functionName } = frame;
-  if (url === "") {
-    if (functionName === "(idle)") return "(idle)";
-    if (functionName === "(garbage collector)") return "(gc)";
-    if (functionName === "(program)") return "(program: native, unattributed)";
-    return `(native ${functionName || "anonymous"})`;
-  }
-  const nm = url.lastIndexOf("/node_modules/");
-  if (nm >= 0) {
-    const rest = url.slice(nm + "/node_modules/".length).split("/");
-    return rest[0]?.startsWith("@") ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
-  }
-  if (url.startsWith("node:")) return `node:${url.slice(5).split("/")[0]}`;
-  const brain = url.match(/\/(server|db|sdk|contracts|worker)\/dist\/(.+)$/);
-  if (brain) return `brain/${brain[1]}`;
-  return url;
 }
 
 /** A span of the profile's clock (microseconds), or undefined for all of it. */
@@ -99,8 +76,7 @@ function main(): void {
     const frame = byId.get(id)!.callFrame;
     const pkg = packageOf(frame);
     if (pkg === "(idle)") continue;
-    const where = frame.url ? `${frame.url.replace(/^.*\/(node_modules|dist)\//, "")}:${frame.lineNumber + 1}` : "";
-    const key = `${frame.functionName || "(anonymous)"} ${where} [${pkg}]`;
+    const key = frameName(frame, pkg);
     fns.set(key, (fns.get(key) ?? 0) + t);
     pkgs.set(pkg, (pkgs.get(pkg) ?? 0) + t);
   }

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,5 +78,36 @@ describe("npm run bench -- --quick", () => {
     const turn = report.targets.find((t) => t.target.startsWith("turn_text p50"));
     expect(turn?.measured).toMatch(/×$/);
     expect(turn?.stack?.measured).toMatch(/×$/);
+  });
+
+  it("--alloc-prof writes what the server and the host allocated in the window, and alloc-summary reads it", {
+    timeout: 120_000,
+  }, async () => {
+    const profiles = join(ROOT, "bench/results/profiles");
+    const files = ["server-turn_text", "host-turn_text"].map((name) => join(profiles, `${name}.heapprofile`));
+    for (const file of files) rmSync(file, { force: true });
+    const out = join(dir, "alloc.json");
+    const { code, output } = await run(["--quick", "--only", "turn_text", "--alloc-prof", "--out", out], {
+      DATABASE_URL: inject("brainAdminUrl"),
+    });
+    expect(code, output).toBe(0);
+    for (const file of files) {
+      expect(existsSync(file), file).toBe(true);
+      const head = (JSON.parse(readFileSync(file, "utf8")) as { head: { children: unknown[] } }).head;
+      expect(head.children.length).toBeGreaterThan(0);
+      const window = JSON.parse(readFileSync(`${file}.window.json`, "utf8")) as { seconds: number };
+      expect(window.seconds).toBeGreaterThan(0);
+      const summary = execFileSync(
+        process.execPath,
+        [join(ROOT, "bench/dist/alloc-summary.js"), file, "5", "--per-second", "100"],
+        {
+          encoding: "utf8",
+        },
+      );
+      // Some megabytes in a window of text turns, and the server's own code among the allocators.
+      expect(summary).toMatch(/: \d+\.\d MB allocated in \d+\.\d s, .* KiB per unit at 100\/s/);
+      if (file.includes("server-")) expect(summary).toMatch(/brain\/(server|db)/);
+      else expect(summary).toMatch(/brain\/sdk/);
+    }
   });
 });
