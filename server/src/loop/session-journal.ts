@@ -111,29 +111,32 @@ export class SessionJournal {
    * takes itself (see announcedAsLoop).
    */
   async append(records: NewRecord[], ownMessage = false): Promise<Appended[] | null> {
-    const deadlines = records.flatMap((r) =>
-      r.call?.deadlineAt != null && r.call.state !== "ended" ? [r.call.deadlineAt] : [],
-    );
+    const deadlines: number[] = [];
+    for (const r of records)
+      if (r.call?.deadlineAt != null && r.call.state !== "ended") deadlines.push(r.call.deadlineAt);
     let op = appendRecords(this.sessionId, records, { epoch: this.epoch });
     if (ownMessage) op = announcedAsLoop(this.sessionId, op);
     op = withWorkerJobs(this.rt.boss, this.sessionId, records, op);
     if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
     const result = await this.rt.writer.submit(op);
     if (result.records.length === 0) return null;
-    const seqs = result.records.map((r) => r.seq);
+    const written = result.records;
+    const seqs = written.map((r) => r.seq);
     const payloads = records.map((r, i) => resolveRelative(r.payload, i, seqs));
-    const first = result.records[0]!;
-    if (first.seq !== this.state.lastSeq + 1) await this.catchUp(result.records.at(-1)!.seq);
-    else for (const [i, r] of result.records.entries()) this.apply(r.seq, r.kind, payloads[i], r.createdAt);
+    if (written[0]!.seq !== this.state.lastSeq + 1) await this.catchUp(written[written.length - 1]!.seq);
+    else
+      for (let i = 0; i < written.length; i++)
+        this.apply(written[i]!.seq, written[i]!.kind, payloads[i], written[i]!.createdAt);
     // Its own records were heard too (the commit is announced before this resumes): let them go.
     const heard = this.heardRecords;
     let kept = 0;
     while (kept < heard.length && heard[kept]!.seq <= this.state.lastSeq) kept++;
     if (kept > 0) heard.splice(0, kept);
-    for (const [i, r] of result.records.entries()) {
-      if (r.kind === "activation_ended") this.rt.turns.emit(this.sessionId, r.seq, payloads[i] as TurnEnd);
+    for (let i = 0; i < written.length; i++) {
+      if (written[i]!.kind === "activation_ended")
+        this.rt.turns.emit(this.sessionId, written[i]!.seq, payloads[i] as TurnEnd);
     }
-    return result.records;
+    return written;
   }
 
   /** Folds one record into the state, and tells the metrics of a record that happened live. */
