@@ -59,8 +59,25 @@ const SCENARIOS: Scenario[] = [
   journalSize,
 ];
 
+/** A mistake on the command line: told in one line with the usage, not as a stack trace. */
+class UsageError extends Error {}
+
+const USAGE =
+  "usage: npm run bench [-- --quick] [-- --only a,b] [-- --rounds N] [-- --cpu-prof] [-- --alloc-prof] [-- --out file] …" +
+  ' (every option: BENCHMARKS.md, "Running it")';
+
 function options(): BenchOptions {
-  const { values } = parseArgs({
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return fromValues(parsed.values);
+}
+
+function parseOptions() {
+  return parseArgs({
     options: {
       quick: { type: "boolean", default: false },
       only: { type: "string" },
@@ -81,12 +98,17 @@ function options(): BenchOptions {
       rounds: { type: "string", default: "1" },
     },
   });
+}
+
+function fromValues(values: ReturnType<typeof parseOptions>["values"]): BenchOptions {
   let only: Set<string> | null = null;
   if (values.only !== undefined) {
     only = new Set(values.only.split(",").map((s) => s.trim()));
     const unknown = [...only].filter((n) => !SCENARIOS.some((s) => s.name === n));
     if (unknown.length > 0) {
-      throw new Error(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+      throw new UsageError(
+        `unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
+      );
     }
   }
   return {
@@ -116,13 +138,13 @@ function options(): BenchOptions {
 
 function nonNegativeInt(text: string | undefined, flag: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} takes a non-negative integer`);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} takes a non-negative integer`);
   return n;
 }
 
 function integerFrom(text: string | undefined, min: number, flag: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${flag} takes an integer ≥ ${min}`);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} takes an integer ≥ ${min}`);
   return n;
 }
 
@@ -131,7 +153,7 @@ const BUSY_OTHER_CORES = 0.3;
 
 function positiveInt(text: string | undefined, flag: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a positive integer`);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} takes a positive integer`);
   return n;
 }
 
@@ -313,6 +335,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number, name: string): Promise<
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`bench: ${error.message}\n${USAGE}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);
   },

@@ -26,6 +26,15 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 }
 
 describe("npm run bench -- --quick", () => {
+  it("tells a mistake on the command line in one line with the usage, and exits 2", async () => {
+    for (const args of [["--help"], ["--rounds", "x"], ["--only", "no_such_scenario"]]) {
+      const { code, output } = await run(args, {});
+      expect(code, output).toBe(2);
+      expect(output).toMatch(/^bench: .+\nusage: npm run bench /);
+      expect(output).not.toMatch(/\n\s+at /);
+    }
+  });
+
   it("runs a short subset and writes well-formed JSON", { timeout: 120_000 }, async () => {
     const out = join(dir, "latest.json");
     const { code, output } = await run(["--quick", "--only", "floor_commit,floor_stack,turn_text", "--out", out], {
