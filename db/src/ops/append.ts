@@ -114,7 +114,7 @@ function recordInput(r: NewRecord): RecordInput {
   if (relative === null) return { kind: r.kind, payload: r.payload, call: r.call ?? null };
   const payload: Record<string, unknown> = {};
   const source = r.payload as Record<string, unknown>;
-  for (const k in source) if (!(k in relative) && Object.hasOwn(source, k)) payload[k] = source[k];
+  for (const k in source) if (!Object.hasOwn(relative, k) && Object.hasOwn(source, k)) payload[k] = source[k];
   return { kind: r.kind, payload, call: r.call ?? null, rel: relative };
 }
 
