@@ -194,8 +194,9 @@ export async function startBrain(
   const nodeArgs = profileArgs(ctx, `server-${scenario}`);
   const hostArgs = profileArgs(ctx, `host-${scenario}`);
   // Both probes answer SIGUSR2: the memory probe's scenarios are not profiled for allocations.
-  const serverAlloc = allocProbe({ ...ctx, allocProf: ctx.allocProf && !options.probe }, `server-${scenario}`);
-  const hostAlloc = allocProbe({ ...ctx, allocProf: ctx.allocProf && !options.probe }, `host-${scenario}`);
+  const allocProf = ctx.allocProf && !options.probe;
+  const serverAlloc = allocProbe({ root: ctx.root, allocProf }, `server-${scenario}`);
+  const hostAlloc = allocProbe({ root: ctx.root, allocProf }, `host-${scenario}`);
   nodeArgs.push(...serverAlloc.args);
   hostArgs.push(...hostAlloc.args);
   if (options.probe) {
@@ -217,7 +218,7 @@ export async function startBrain(
   const sampler = ctx.sampleActivity ? new ActivitySampler(ctx.databaseUrl, ctx.database) : undefined;
   let sampled: Promise<Record<string, number>> | undefined;
   host.onMark(profileWindow(ctx, [`server-${scenario}`, `host-${scenario}`]));
-  if (serverAlloc.args.length > 0) {
+  if (allocProf) {
     host.onMark(
       allocWindow(ctx, [
         { name: `server-${scenario}`, pid: server.pid },

@@ -68,13 +68,17 @@ export function rel(offset: number): Relative {
  * record's position in its append, `seqs` the sequences the append was given.
  */
 export function resolveRelative(payload: unknown, index: number, seqs: number[]): unknown {
-  if (relativeOf(payload) === null) return payload;
-  const out: Record<string, unknown> = { ...(payload as Record<string, unknown>) };
-  for (const k in out) {
-    const v = out[k];
-    if (v instanceof Relative) out[k] = seqs[index + v.offset];
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return payload;
+  const source = payload as Record<string, unknown>;
+  let out: Record<string, unknown> | null = null;
+  for (const k in source) {
+    const v = source[k];
+    if (v instanceof Relative && Object.hasOwn(source, k)) {
+      out ??= { ...source };
+      out[k] = seqs[index + v.offset];
+    }
   }
-  return out;
+  return out ?? payload;
 }
 
 /** A payload's `rel()` fields as `{ field: offset }`, or null when it has none. */
