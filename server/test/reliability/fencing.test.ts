@@ -3,6 +3,7 @@ import { Touch } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
+import { until } from "../../../testkit/wait.js";
 
 let db: TestDatabase;
 let x: InProcessBrain;
@@ -30,8 +31,12 @@ describe("one Agentloop per session, fenced", () => {
       expect(before).toBeDefined();
 
       // X is presumed dead (as after a long pause), and Y takes the session over.
-      await db.sql`UPDATE servers SET stopped_at = now() WHERE id = ${x.app.brain.serverId}`;
-      const taken = await y.app.brain.actors.resume(session.id);
+      // X's heartbeat revives it when it finds itself marked stopped, and a claim finds a live owner
+      // in between (null): mark it again until Y's claim lands.
+      const taken = await until("Y takes the session over", async () => {
+        await db.sql`UPDATE servers SET stopped_at = now() WHERE id = ${x.app.brain.serverId}`;
+        return y.app.brain.actors.resume(session.id);
+      });
       // An actor, not a parked claim: X never marked the session parked.
       if (taken === null || taken === "parked") throw new Error(`Y's claim found ${taken}`);
       expect(taken.epoch).toBeGreaterThan(before.epoch);
