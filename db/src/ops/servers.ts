@@ -10,13 +10,17 @@ export async function registerServer(sql: Sql, id: string, kind: "server" | "wor
  * from the database, or frozen, for longer than the stale window). The row is live again either
  * way: the caller must drop what the declaration took from it (its host connections were closed
  * and their calls ended `unknown`).
+ *
+ * The verdict is the first UPDATE's own condition, not a read of the row beside it: an UPDATE that
+ * waited for a declaration's row lock re-checks its WHERE against the declared row, where a read
+ * (a CTE, a join) would still see the row as its snapshot had it, and a server declared dead while
+ * its beat waited would be told it was alive and never drop what the declaration took.
  */
 export async function heartbeat(sql: Sql, id: string): Promise<"alive" | "revived"> {
-  const [row] = await sql<{ revived: boolean }[]>`
-    WITH prev AS (SELECT stopped_at FROM servers WHERE id = ${id} FOR UPDATE)
-    UPDATE servers SET heartbeat_at = now(), stopped_at = NULL WHERE id = ${id}
-    RETURNING (SELECT stopped_at FROM prev) IS NOT NULL AS revived`;
-  return row?.revived ? "revived" : "alive";
+  const alive = await sql`UPDATE servers SET heartbeat_at = now() WHERE id = ${id} AND stopped_at IS NULL RETURNING 1`;
+  if (alive.length > 0) return "alive";
+  await sql`UPDATE servers SET heartbeat_at = now(), stopped_at = NULL WHERE id = ${id}`;
+  return "revived";
 }
 
 export async function stopServer(sql: Sql, id: string): Promise<void> {

@@ -154,14 +154,18 @@ describe("an outage longer than the stale window", () => {
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       gate.resolve();
       await expect(answer).resolves.toBe("done");
-      const stopped = await admin<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM brain.servers WHERE kind = 'server' AND stopped_at IS NOT NULL`;
-      expect(stopped[0]!.n).toBe(0);
+      // Both processes first: a server that died would be declared dead rightly, and its output
+      // says why it died.
+      const outputs = () => `${server.output()}\n--- the other server ---\n${other.output()}`;
+      expect(other.child.exitCode, outputs()).toBeNull();
+      expect(server.child.exitCode, outputs()).toBeNull();
+      const stopped = await admin<{ id: string; heartbeat_at: Date }[]>`
+        SELECT id, heartbeat_at FROM brain.servers WHERE kind = 'server' AND stopped_at IS NOT NULL`;
+      expect(stopped, outputs()).toEqual([]);
       const outcomes = await admin<{ status: string }[]>`
         SELECT outcome->>'status' AS status FROM brain.tool_calls WHERE session_id = ${s.id}`;
       expect(outcomes.map((o) => o.status)).toEqual(["ok"]);
       await alive();
-      expect(other.child.exitCode).toBeNull();
     } finally {
       await other.kill().catch(() => {});
     }

@@ -1,0 +1,65 @@
+import { randomUUID } from "node:crypto";
+import { declareDeadServers, heartbeat, registerServer } from "@aexhq/brain-db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { deferred, until } from "../../testkit/wait.js";
+
+// A heartbeat is how a server learns it was declared dead while cut off (and must drop what the
+// declaration took: its host connections, its calls). It once read the verdict in a CTE beside its
+// UPDATE: a beat that waited for a declaration's row lock read the row as its snapshot had it,
+// answered "alive", and the server went on holding connections the database had closed.
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 4 });
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe("a heartbeat", () => {
+  it("answers alive while the server is live, and revived once after it was declared dead", async () => {
+    const judge = randomUUID();
+    const serverId = randomUUID();
+    await registerServer(db.sql, judge);
+    await registerServer(db.sql, serverId);
+    expect(await heartbeat(db.sql, serverId)).toBe("alive");
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '1 minute' WHERE id = ${serverId}`;
+    expect((await declareDeadServers(db.sql, judge)).map((d) => d.id)).toEqual([serverId]);
+    expect(await heartbeat(db.sql, serverId)).toBe("revived");
+    expect(await heartbeat(db.sql, serverId)).toBe("alive");
+    const [row] = await db.sql<{ stopped: boolean }[]>`
+      SELECT stopped_at IS NOT NULL AS stopped FROM servers WHERE id = ${serverId}`;
+    expect(row?.stopped).toBe(false);
+  });
+
+  it("answers revived when it waited for a declaration that committed meanwhile", async () => {
+    const judge = randomUUID();
+    const serverId = randomUUID();
+    await registerServer(db.sql, judge);
+    await registerServer(db.sql, serverId);
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '1 minute' WHERE id = ${serverId}`;
+    const declared = deferred();
+    const release = deferred();
+    const tx = db.sql.begin(async (t) => {
+      const dead = await declareDeadServers(t as unknown as typeof db.sql, judge);
+      expect(dead.map((d) => d.id)).toContain(serverId);
+      declared.resolve();
+      await release.promise;
+    });
+    await declared.promise;
+    const beat = heartbeat(db.sql, serverId);
+    // The beat started before the declaration committed: it waits for the declaration's row lock.
+    await until("the heartbeat to wait for the declaration", async () => {
+      const [row] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      return row!.n > 0;
+    });
+    release.resolve();
+    await tx;
+    expect(await beat).toBe("revived");
+    expect(await heartbeat(db.sql, serverId)).toBe("alive");
+  }, 30_000);
+});
