@@ -5,7 +5,7 @@
 // unit of it. Sampled: each figure is an estimate, good to a few percent at these volumes.
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type CallFrame, frameName, packageOf } from "./profile-frames.js";
+import { type CallFrame, endQuietlyOnClosedPipe, frameName, packageOf } from "./profile-frames.js";
 
 interface HeapNode {
   callFrame: CallFrame;
@@ -54,4 +54,5 @@ function main(): void {
     out.write(`${pct(b)} ${mb(b).padStart(9)}  ${k}\n`);
 }
 
+endQuietlyOnClosedPipe();
 main();

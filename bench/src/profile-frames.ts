@@ -31,3 +31,14 @@ export function frameName(frame: CallFrame, pkg = packageOf(frame)): string {
   const where = frame.url ? `${frame.url.replace(/^.*\/(node_modules|dist)\//, "")}:${frame.lineNumber + 1}` : "";
   return `${frame.functionName || "(anonymous)"} ${where} [${pkg}]`;
 }
+
+/**
+ * A summary piped into `head` (or any reader that stops early) ends quietly: the closed pipe is
+ * the reader's choice, not a failure, and Node would otherwise die on the unhandled EPIPE.
+ */
+export function endQuietlyOnClosedPipe(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
+}

@@ -6,7 +6,7 @@
 // profile; `--last S`: the last S seconds before the process began to stop (its final 0.3 s).
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type CallFrame, frameName, packageOf } from "./profile-frames.js";
+import { type CallFrame, endQuietlyOnClosedPipe, frameName, packageOf } from "./profile-frames.js";
 
 interface ProfileNode {
   id: number;
@@ -92,4 +92,5 @@ function main(): void {
   for (const [k, t] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, top)) out.write(`${pct(t)} ${ms(t)}  ${k}\n`);
 }
 
+endQuietlyOnClosedPipe();
 main();
