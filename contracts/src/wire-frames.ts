@@ -54,7 +54,7 @@ export function admitParsedJson(value: unknown): boolean {
       for (const item of v) if (typeof item === "object" || typeof item === "number") stack.push(item);
     } else if (typeof v === "object" && v !== null) {
       const record = v as Record<string, unknown>;
-      if (Object.hasOwn(record, "__proto__")) delete record.__proto__;
+      if (Object.hasOwn(record, "__proto__")) Reflect.deleteProperty(record, "__proto__");
       for (const key in record) {
         const item = record[key];
         if (typeof item === "object" || typeof item === "number") stack.push(item);
