@@ -1,5 +1,5 @@
 // Module loader hooks (node:module register) that apply patch.ts's edits to postgres.js as it loads.
-import { DRIVER_CONNECTION_MODULE, patchDriverSource } from "./patch.js";
+import { isDriverModule, patchDriverSource } from "./patch.js";
 
 interface LoadResult {
   format?: string | null;
@@ -10,9 +10,9 @@ type NextLoad = (url: string, context?: unknown) => Promise<LoadResult>;
 
 export async function load(url: string, context: unknown, nextLoad: NextLoad): Promise<LoadResult> {
   const result = await nextLoad(url, context);
-  if (!DRIVER_CONNECTION_MODULE.test(url) || result.source == null) return result;
+  if (!isDriverModule(url) || result.source == null) return result;
   const source =
     typeof result.source === "string" ? result.source : new TextDecoder().decode(result.source as Uint8Array);
-  const patched = patchDriverSource(source);
+  const patched = patchDriverSource(url, source);
   return patched === null ? result : { ...result, source: patched, shortCircuit: true };
 }
