@@ -7,8 +7,6 @@ export default defineConfig({
     include: ["**/test/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     globalSetup: ["testkit/global-setup.ts"],
-    // The database driver as the product's processes load it (db/src/driver/patch.ts).
-    setupFiles: ["testkit/driver-patch.ts"],
     // Tests spawn real servers and Postgres work; hooks start and stop them.
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,11 +1,7 @@
 // `npm start`: a Brain server and, unless BRAIN_WORKER=0, a component worker in the same process.
 // They share nothing but the database: the worker is started exactly as `npm run worker` would
 // start it, with the server's database URL (the embedded one when DATABASE_URL is unset).
-// The database driver is patched as it loads (db/src/driver/patch.ts): the server is imported after.
-import { installDriverPatch } from "@aexhq/brain-db/driver-patch";
-
-installDriverPatch();
-const { exitOnSignals, parseConfig, runServer } = await import("@aexhq/brain-server");
+import { exitOnSignals, parseConfig, runServer } from "@aexhq/brain-server";
 
 const log = (m) => process.stderr.write(`brain: ${m}\n`);
 const signals = exitOnSignals(log);

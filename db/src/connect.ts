@@ -1,7 +1,18 @@
-import postgres, { type Sql } from "postgres";
+import type Postgres from "postgres";
+import type { Sql } from "postgres";
+import { reconnectDelaySeconds, socketOf } from "./connect-url.js";
 import { assertSchemaName } from "./schema-name.js";
 
 export type { Sql } from "postgres";
+export { MAX_RECONNECT_DELAY_S, reconnectDelaySeconds, socketOf } from "./connect-url.js";
+
+/**
+ * postgres.js with Brain's edits (driver/patch.ts): the copy `npm run build` writes to
+ * dist/driver/postgres/; the package's own types describe it.
+ */
+const { default: postgres } = (await import(new URL("./driver/postgres/index.js", import.meta.url).href)) as {
+  default: typeof Postgres;
+};
 
 export interface ConnectOptions {
   schema: string;
@@ -13,17 +24,7 @@ export interface ConnectOptions {
   connectTimeoutSeconds?: number;
 }
 
-/** Opened a connection, or a database answered after an outage: the longest wait between tries. */
-export const MAX_RECONNECT_DELAY_S = 1;
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
-
-/**
- * The driver's wait (seconds) before reconnect attempt `retries`: doubling from 50 ms up to the
- * cap, with jitter in the upper half so that a pool's connections do not retry in lockstep.
- */
-export function reconnectDelaySeconds(retries: number, random: () => number = Math.random): number {
-  return Math.min(MAX_RECONNECT_DELAY_S, 0.05 * 2 ** retries) * (0.5 + random() / 2);
-}
 
 /**
  * How a pool opens lanes of its own (see openLane): the URL and options it was made with, kept
@@ -69,25 +70,6 @@ export function openLane(pool: Sql, name: string, hooks: LaneHooks): Sql {
   );
 }
 
-/**
- * libpq's way of naming a Unix socket, `?host=/run/postgresql` (a directory), which postgres.js does
- * not read from a URL: the URL without it, and the socket's path (`<dir>/.s.PGSQL.<port>`).
- */
-export function socketOf(url: string): { url: string; path?: string } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return { url };
-  }
-  const dir = parsed.searchParams.get("host");
-  if (!dir?.startsWith("/")) return { url };
-  parsed.searchParams.delete("host");
-  const port = parsed.searchParams.get("port") ?? (parsed.port || "5432");
-  parsed.searchParams.delete("port");
-  return { url: parsed.toString(), path: `${dir.replace(/\/$/, "")}/.s.PGSQL.${port}` };
-}
-
 function open(url: string, options: ConnectOptions, extra: Record<string, unknown>): Sql {
   const schema = assertSchemaName(options.schema);
   const socket = socketOf(url);
@@ -102,5 +84,5 @@ function open(url: string, options: ConnectOptions, extra: Record<string, unknow
       bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
     },
     ...extra,
-  } as postgres.Options<Record<string, postgres.PostgresType>>);
+  } as Postgres.Options<Record<string, Postgres.PostgresType>>);
 }

@@ -2,8 +2,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { patchDriverSource } from "@aexhq/brain-db/driver-patch";
+import { connect, openLane, patchDriverSource } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { until } from "../../testkit/wait.js";
@@ -37,9 +36,8 @@ describe("the database driver", () => {
     (name) => {
       // The CommonJS entry (cjs/src/index.js) beside which the ES module build (src/) is installed.
       const root = join(dirname(createRequire(import.meta.url).resolve("postgres")), "..", "..");
-      const file = join(root, "src", name);
-      const source = readFileSync(file, "utf8");
-      const patched = patchDriverSource(pathToFileURL(file).href, source);
+      const source = readFileSync(join(root, "src", name), "utf8");
+      const patched = patchDriverSource(name, source);
       expect(patched, "postgres.js changed: check whether it still needs db/src/driver/patch.ts").not.toBeNull();
       expect(patched).not.toBe(source);
     },
@@ -62,20 +60,20 @@ describe("the database driver", () => {
     });
   }, 90_000);
 
-  it("is loaded patched in test processes too (testkit/driver-patch.ts): a closed reservation rejects", async () => {
-    const { default: postgres } = await import("postgres");
+  it("is the driver Brain's pools run on: a reservation whose connection closed rejects", async () => {
+    const pool = connect(db.url, { schema: "brain", max: 1 });
     let closes = 0;
-    const sql = postgres(db.url, { max: 1, onnotice: () => {}, onclose: () => closes++ });
+    const lane = openLane(pool, "brain-test-lane", { onClose: () => closes++ });
     try {
-      const reserved = await sql.reserve();
+      const reserved = await lane.reserve();
       const [row] = await reserved<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
       await db.sql`SELECT pg_terminate_backend(${row!.pid})`;
-      await until("the pool to see its connection close", async () => closes > 0);
-      // Unpatched, this process would die here of an uncaught TypeError.
+      await until("the lane to see its connection close", async () => closes > 0);
+      // As published, the driver would kill this process here with an uncaught TypeError.
       await expect(reserved`SELECT 1`).rejects.toMatchObject({ code: "CONNECTION_CLOSED" });
-      expect(await sql`SELECT 1 AS one`).toEqual([{ one: 1 }]);
+      expect(await lane`SELECT 1 AS one`).toEqual([{ one: 1 }]);
     } finally {
-      await sql.end({ timeout: 1 });
+      await Promise.all([lane.end({ timeout: 1 }), pool.end({ timeout: 1 })]);
     }
   });
 });

@@ -1,12 +1,11 @@
 // A reserved connection and a transaction whose backends are terminated under them, then used:
-// postgres.js 3.4.9 unpatched dies here of an uncaught TypeError (db/src/driver/patch.ts). With
-// `--patched` the driver is loaded through Brain's edits first. Prints one JSON line of what each
-// query answered; exits 0 only if the process survived to print it.
-import { installDriverPatch } from "@aexhq/brain-db/driver-patch";
-
+// postgres.js 3.4.9 as published dies here of an uncaught TypeError. With `--patched` it runs the
+// copy Brain loads (db/src/driver/patch.ts, written by `npm run build`). Prints one JSON line of
+// what each step answered; exits 0 only if the process survived to print it.
 const [url, flag] = process.argv.slice(2);
-if (flag === "--patched") installDriverPatch();
-const { default: postgres } = await import("postgres");
+const { default: postgres } = await import(
+  flag === "--patched" ? new URL("../../db/dist/driver/postgres/index.js", import.meta.url).href : "postgres"
+);
 
 // Each kill waits until the pool has seen that connection close (its onclose), so the next query
 // meets a closed connection, not one whose close is still on its way.

@@ -1,4 +1,5 @@
-import { register } from "node:module";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * postgres.js 3.4.9 crashes the process, or leaves a connection that never sends again, when a
@@ -11,7 +12,8 @@ import { register } from "node:module";
  * And the pool reconnects a closed connection for its next query while the transaction or the
  * reservation that held it may still send: its statements would run in someone else's session.
  *
- * Until a release fixes it, the process entry points load the driver with small edits:
+ * Until a release fixes it, Brain runs a copy of the driver's ES module build with small edits,
+ * written by the build beside connect.js (writePatchedDriver, `npm run build`):
  * - each connection counts its closes; a reservation or a transaction remembers the count it
  *   started with, and what it is asked to send once the count moved on is rejected with
  *   CONNECTION_CLOSED (its ROLLBACK too);
@@ -19,8 +21,8 @@ import { register } from "node:module";
  *   handled: "not sent" would have the caller move the connection from the pool's closed queue,
  *   where it waits to be reconnected, to the queue of full ones);
  * - a close or terminate forgets the pending flush, and a flush that finds no socket drops its bytes.
- * Each edit names the exact text it replaces: a driver without it is loaded unchanged, and
- * db/test/driver-patch.test.ts fails.
+ * Each edit names the exact text it replaces: the build fails on a driver without it, and
+ * db/test/driver-patch.test.ts names what changed.
  */
 const CONNECTION_EDITS: readonly Edit[] = [
   {
@@ -134,22 +136,19 @@ interface Edit {
   replace: string;
 }
 
-/** The driver's modules the edits apply to (its ES module build), by the end of their URL. */
-const MODULES: readonly { path: RegExp; edits: readonly Edit[] }[] = [
-  { path: /\/node_modules\/postgres\/src\/connection\.js$/, edits: CONNECTION_EDITS },
-  { path: /\/node_modules\/postgres\/src\/index\.js$/, edits: POOL_EDITS },
-];
+/** The edits, by the name of the driver's module (in its `src/`) they apply to. */
+const MODULES: Readonly<Record<string, readonly Edit[]>> = {
+  "connection.js": CONNECTION_EDITS,
+  "index.js": POOL_EDITS,
+};
 
 /**
- * The source of the driver module at `url` with its edits applied; the source unchanged when `url`
- * is no module of the driver; null when it is and an edit's text is missing or not unique (another
- * version of the driver).
+ * The driver module `name`'s source with its edits applied; the source unchanged for a module
+ * without edits; null when an edit's text is missing or not unique (another version of the driver).
  */
-export function patchDriverSource(url: string, source: string): string | null {
-  const module = MODULES.find((m) => m.path.test(url));
-  if (!module) return source;
+export function patchDriverSource(name: string, source: string): string | null {
   let patched = source;
-  for (const { find, replace } of module.edits) {
+  for (const { find, replace } of MODULES[name] ?? []) {
     const at = patched.indexOf(find);
     if (at < 0 || patched.indexOf(find, at + 1) >= 0) return null;
     patched = patched.slice(0, at) + replace + patched.slice(at + find.length);
@@ -157,21 +156,21 @@ export function patchDriverSource(url: string, source: string): string | null {
   return patched;
 }
 
-/** Whether `url` is a module of the driver that patchDriverSource edits. */
-export function isDriverModule(url: string): boolean {
-  return MODULES.some((m) => m.path.test(url));
-}
-
 /**
- * Loads postgres.js with the edits from here on. Call it before anything imports the driver: an
- * entry point calls it first and then imports the rest dynamically (static imports are all loaded
- * before the entry's first line runs).
+ * Writes the driver's ES module build (`sourceDir`, the package's `src/`: its modules import only
+ * each other and Node's) into `targetDir` with the edits applied. Throws, writing nothing, when an
+ * edit does not apply.
  */
-export function installDriverPatch(): void {
-  // Once per process: a second registration would edit the edited source again.
-  const flag = Symbol.for("brain.driverPatch");
-  const scope = globalThis as { [flag]?: boolean };
-  if (scope[flag]) return;
-  scope[flag] = true;
-  register("./hooks.js", import.meta.url);
+export function writePatchedDriver(sourceDir: string, targetDir: string): void {
+  const files = readdirSync(sourceDir).filter((f) => f.endsWith(".js"));
+  const out = files.map((name) => {
+    const patched = patchDriverSource(name, readFileSync(join(sourceDir, name), "utf8"));
+    if (patched === null)
+      throw new Error(`postgres.js changed: ${name} no longer takes db/src/driver/patch.ts's edits`);
+    return { name, patched };
+  });
+  for (const name of Object.keys(MODULES))
+    if (!files.includes(name)) throw new Error(`postgres.js changed: no ${name} in ${sourceDir}`);
+  mkdirSync(targetDir, { recursive: true });
+  for (const { name, patched } of out) writeFileSync(join(targetDir, name), patched);
 }

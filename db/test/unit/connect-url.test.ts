@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { socketOf } from "../../src/connect.js";
+import { socketOf } from "../../src/connect-url.js";
 
 describe("socketOf: libpq's ?host=/dir names a Unix socket", () => {
   it("turns a socket directory into postgres.js's path, without the parameter", () => {

@@ -3,7 +3,7 @@
 // never by message text. Also the driver's reconnect backoff.
 import { describe, expect, it } from "vitest";
 import { isConnectionError } from "../../src/availability.js";
-import { MAX_RECONNECT_DELAY_S, reconnectDelaySeconds } from "../../src/connect.js";
+import { MAX_RECONNECT_DELAY_S, reconnectDelaySeconds } from "../../src/connect-url.js";
 import { isDataException } from "../../src/errors.js";
 
 const server = (code: string) => ({ code, severity: "ERROR", message: "from Postgres" });
