@@ -13,7 +13,8 @@ import { join } from "node:path";
  * reservation that held it may still send: its statements would run in someone else's session.
  *
  * Until a release fixes it, Brain runs a copy of the driver's ES module build with small edits,
- * written by the build beside connect.js (writePatchedDriver, `npm run build`):
+ * which `npm run build` writes to db/dist/driver/postgres/ (scripts/patch-driver.mjs calls
+ * writePatchedDriver) and connect.ts loads:
  * - each connection counts its closes; a reservation or a transaction remembers the count it
  *   started with, and what it is asked to send once the count moved on is rejected with
  *   CONNECTION_CLOSED (its ROLLBACK too);
