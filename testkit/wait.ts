@@ -69,3 +69,13 @@ export async function serverTicks(sql: Sql, serverId: string, n = 2): Promise<vo
     });
   }
 }
+
+/** Until some statement on `sql`'s database waits for a lock (a row another transaction holds). */
+export async function untilLockWait(sql: Sql, what = "a statement waiting for a lock"): Promise<void> {
+  await until(what, async () => {
+    const [row] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    return row!.n > 0;
+  });
+}

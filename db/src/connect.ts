@@ -4,7 +4,6 @@ import { reconnectDelaySeconds, socketOf } from "./connect-url.js";
 import { assertSchemaName } from "./schema-name.js";
 
 export type { Sql } from "postgres";
-export { MAX_RECONNECT_DELAY_S, reconnectDelaySeconds, socketOf } from "./connect-url.js";
 
 /**
  * postgres.js with Brain's edits (driver/patch.ts): the copy `npm run build` writes to

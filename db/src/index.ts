@@ -27,7 +27,8 @@ export {
   Touch,
   touchOf,
 } from "./commit-keys.js";
-export { type ConnectOptions, connect, type LaneHooks, openLane, type Sql, socketOf } from "./connect.js";
+export { type ConnectOptions, connect, type LaneHooks, openLane, type Sql } from "./connect.js";
+export { socketOf } from "./connect-url.js";
 export { patchDriverSource } from "./driver/patch.js";
 export {
   type EmbeddedPostgres,

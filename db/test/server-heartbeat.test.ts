@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { declareDeadServers, heartbeat, registerServer } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { deferred, until } from "../../testkit/wait.js";
+import { deferred, untilLockWait } from "../../testkit/wait.js";
 
 // A heartbeat is how a server learns it was declared dead while cut off (and must drop what the
 // declaration took: its host connections, its calls). It once read the verdict in a CTE beside its
@@ -51,12 +51,7 @@ describe("a heartbeat", () => {
     await declared.promise;
     const beat = heartbeat(db.sql, serverId);
     // The beat started before the declaration committed: it waits for the declaration's row lock.
-    await until("the heartbeat to wait for the declaration", async () => {
-      const [row] = await db.sql<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-      return row!.n > 0;
-    });
+    await untilLockWait(db.sql, "the heartbeat to wait for the declaration");
     release.resolve();
     await tx;
     expect(await beat).toBe("revived");

@@ -4,7 +4,7 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession, runAlone as run } from "../../testkit/session-rows.js";
-import { until } from "../../testkit/wait.js";
+import { untilLockWait } from "../../testkit/wait.js";
 
 // A session's host, owner and token are checked by triggers when they are written (migration
 // 0016), not by foreign keys that Postgres re-checks whenever one transaction updates a session
@@ -36,16 +36,6 @@ async function refusal(p: Promise<unknown>): Promise<{ code?: string; constraint
 }
 
 const sessionExists = async (id: string) => (await db.sql`SELECT 1 FROM sessions WHERE id = ${id}`).length === 1;
-
-/** Some statement of this database waits for a lock. */
-async function untilBlocked(): Promise<void> {
-  await until("a statement waiting for a lock", async () => {
-    const [row] = await db.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-    return row!.n > 0;
-  });
-}
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 8 });
@@ -148,7 +138,7 @@ describe("a session's references under concurrency", () => {
       await deleter`DELETE FROM hosts WHERE id = ${host}`;
       const id = randomUUID();
       const creating = refusal(run(db.sql, session(id, { hostId: host })));
-      await untilBlocked();
+      await untilLockWait(db.sql);
       await deleter`COMMIT`;
       expect(await creating).toMatchObject({ code: "23503", constraint_name: "sessions_host_id_fkey" });
       expect(await sessionExists(id)).toBe(false);
@@ -165,7 +155,7 @@ describe("a session's references under concurrency", () => {
       await creator`BEGIN`;
       await session(id, { hostId: host }).run(creator as never);
       const deleting = refusal(db.sql`DELETE FROM hosts WHERE id = ${host}`);
-      await untilBlocked();
+      await untilLockWait(db.sql);
       await creator`COMMIT`;
       expect(await deleting).toMatchObject({ code: "23503", constraint_name: "sessions_host_id_fkey" });
       expect((await db.sql`SELECT 1 FROM hosts WHERE id = ${host}`).length).toBe(1);
