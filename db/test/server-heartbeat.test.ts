@@ -24,11 +24,11 @@ describe("a heartbeat", () => {
     const serverId = randomUUID();
     await registerServer(db.sql, judge);
     await registerServer(db.sql, serverId);
-    expect(await heartbeat(db.sql, serverId)).toBe("alive");
+    expect((await heartbeat(db.sql, serverId)).verdict).toBe("alive");
     await db.sql`UPDATE servers SET heartbeat_at = now() - interval '1 minute' WHERE id = ${serverId}`;
     expect((await declareDeadServers(db.sql, judge)).map((d) => d.id)).toEqual([serverId]);
-    expect(await heartbeat(db.sql, serverId)).toBe("revived");
-    expect(await heartbeat(db.sql, serverId)).toBe("alive");
+    expect((await heartbeat(db.sql, serverId)).verdict).toBe("revived");
+    expect((await heartbeat(db.sql, serverId)).verdict).toBe("alive");
     const [row] = await db.sql<{ stopped: boolean }[]>`
       SELECT stopped_at IS NOT NULL AS stopped FROM servers WHERE id = ${serverId}`;
     expect(row?.stopped).toBe(false);
@@ -54,7 +54,7 @@ describe("a heartbeat", () => {
     await untilLockWait(db.sql, "the heartbeat to wait for the declaration");
     release.resolve();
     await tx;
-    expect(await beat).toBe("revived");
-    expect(await heartbeat(db.sql, serverId)).toBe("alive");
+    expect((await beat).verdict).toBe("revived");
+    expect((await heartbeat(db.sql, serverId)).verdict).toBe("alive");
   }, 30_000);
 });

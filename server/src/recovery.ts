@@ -8,7 +8,7 @@ import {
 } from "@aexhq/brain-db";
 import type { Services } from "./services.js";
 
-export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors" | "boss">;
+export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors" | "boss" | "liveness">;
 
 /** Orphans read per page. */
 const PAGE = 500;
@@ -26,8 +26,8 @@ const RESUME_BUDGET_MS = 2_000;
  * declared dead: every call dispatched on its host connections ends `unknown` (nobody can know
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
-export async function sweep(rt: RecoveryDeps, mayDeclareDead: boolean): Promise<void> {
-  const dead = mayDeclareDead ? await declareDeadServers(rt.sql, rt.serverId) : [];
+export async function sweep(rt: RecoveryDeps): Promise<void> {
+  const dead = rt.liveness.mayDeclareDead() ? await declareDeadServers(rt.sql, rt.serverId) : [];
   for (const { id, kind } of dead) {
     const cause = kind === "worker" ? "worker_lost" : "server_lost";
     if (kind === "worker") {
@@ -54,7 +54,7 @@ export async function sweep(rt: RecoveryDeps, mayDeclareDead: boolean): Promise<
 async function resumeOrphans(rt: RecoveryDeps): Promise<void> {
   const until = performance.now() + RESUME_BUDGET_MS;
   for (;;) {
-    const ids = await orphanedSessions(rt.sql, PAGE);
+    const ids = await orphanedSessions(rt.sql, PAGE, rt.liveness.presumedLiveSince());
     let next = 0;
     let resumed = 0;
     const lane = async () => {

@@ -12,7 +12,6 @@ import {
   listenForCommits,
   PendingRepairs,
   registerServer,
-  SERVER_STALE_SECONDS,
   SecretBox,
   type Sql,
   startBoss,
@@ -25,6 +24,7 @@ import type { Config } from "./config.js";
 import type { HostConnection } from "./hosts/connection.js";
 import { Dispatcher } from "./hosts/dispatch.js";
 import { HostRegistry } from "./hosts/registry.js";
+import { Liveness } from "./liveness.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
@@ -95,7 +95,10 @@ export async function startRuntime(
   const metrics: Metrics = prometheus ?? noMetrics;
   const availability = new DatabaseAvailability(sql, {
     onChange: (available) => {
-      if (!available) return log.warn("database unavailable: requests fail with database_unavailable until it answers");
+      if (!available) {
+        liveness.away();
+        return log.warn("database unavailable: requests fail with database_unavailable until it answers");
+      }
       log.info("database available again: re-reading journals and open calls");
       // Whatever failed to commit meanwhile is found again from the tables.
       bus.rescan();
@@ -104,6 +107,7 @@ export async function startRuntime(
         .catch((err) => log.warn({ err }, "ending overdue calls after the outage failed"));
     },
   });
+  const liveness = new Liveness(() => availability.upFor());
   const writer = new JournalWriter(sql, {
     channel,
     origin: serverId,
@@ -140,6 +144,7 @@ export async function startRuntime(
     serverId,
     secrets,
     metrics,
+    liveness,
   });
   actorsRef = actors;
   const rt: Runtime = {
@@ -166,6 +171,7 @@ export async function startRuntime(
     closing: closing.signal,
     turns,
     availability,
+    liveness,
     repairs,
     metrics,
     prometheus,
@@ -214,8 +220,10 @@ export async function startRuntime(
     beating = true;
     const started = performance.now();
     try {
-      if ((await heartbeat(sql, serverId)) === "revived") revive(rt);
+      const { verdict, at } = await heartbeat(sql, serverId);
+      if (verdict === "revived") revive(rt);
       availability.markAvailable();
+      liveness.beat(at);
       // Others judge this server by these beats: one this slow is close to a wrong verdict.
       const ms = Math.round(performance.now() - started);
       if (ms > HEARTBEAT_MS) log.warn({ ms }, "a heartbeat took longer than the interval between beats");
@@ -233,10 +241,9 @@ export async function startRuntime(
       await rt.actors.parkIdle();
       await rt.repairs.run();
       await rt.toolModels.stopEnded();
-      // After an outage every process's heartbeat is stale at once: only one that has itself been
-      // beating for a whole stale window may judge another dead, or the first server back would
-      // declare every other one dead and end all their calls.
-      await sweep(rt, availability.upFor() > (SERVER_STALE_SECONDS + 1) * 1000);
+      // After an outage every process's heartbeat is stale at once: liveness.ts keeps the first
+      // server back from declaring the others dead, or taking their sessions, before they beat.
+      await sweep(rt);
       // The backstop of named hosts' fair shares: a share left for a replica whose server missed
       // the notification, or that is gone, is taken by the others within a heartbeat.
       for (const conn of rt.hosts.all()) {

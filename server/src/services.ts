@@ -23,6 +23,7 @@ import type { CommitBus } from "./bus.js";
 import type { Config } from "./config.js";
 import type { HostLink } from "./hosts/link.js";
 import type { HostRegistry } from "./hosts/registry.js";
+import type { Liveness } from "./liveness.js";
 import type { DeadlineJobs } from "./loop/deadline-jobs.js";
 import type { RoutedSession, SessionInfo } from "./loop/session-info.js";
 import type { TurnNotices } from "./loop/turns.js";
@@ -72,6 +73,8 @@ export interface Services {
   readonly closing: AbortSignal;
   /** Whether the database answers; requests fail fast with `database_unavailable` while it does not. */
   readonly availability: DatabaseAvailability;
+  /** What this server may conclude from other servers' heartbeats (after an outage, not yet all). */
+  readonly liveness: Pick<Liveness, "mayDeclareDead" | "presumedLiveSince">;
   /** Writes that failed while the database was away and must still happen (retried each heartbeat). */
   readonly repairs: PendingRepairs;
   /** In-process counters (metrics/sink.ts); no-ops with BRAIN_METRICS=off. */

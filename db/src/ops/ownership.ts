@@ -15,14 +15,24 @@ export interface Claim {
 /**
  * Takes over a session's Agentloop for `serverId` when it has no live owner (or already is ours),
  * bumping the fencing epoch. Null when another live server owns it.
+ *
+ * `presumedLiveSince`: an owner whose last beat is at or after this moment counts as live even
+ * when its beat is stale (a server back from an outage gives the others the time to beat again,
+ * see server/src/liveness.ts). Null: the heartbeat alone decides.
  */
-export async function claimSession(sql: Sql, sessionId: string, serverId: string): Promise<Claim | null> {
+export async function claimSession(
+  sql: Sql,
+  sessionId: string,
+  serverId: string,
+  presumedLiveSince: Date | null = null,
+): Promise<Claim | null> {
   const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean }[]>`
     UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     WHERE s.id = ${sessionId} AND s.status = 'active'
       AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
             SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
-              AND v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})))
+              AND (v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
+                   OR v.heartbeat_at >= ${presumedLiveSince}::timestamptz)))
     RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked`;
   return row ? { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked } : null;
 }
@@ -53,13 +63,21 @@ export async function sessionOwner(
   return row ? { ownerId: row.owner_id, epoch: row.owner_epoch } : null;
 }
 
-/** Active sessions with no live owner: candidates to resume after a crash. */
-export async function orphanedSessions(sql: Sql, limit = 500): Promise<string[]> {
+/**
+ * Active sessions with no live owner: candidates to resume after a crash. `presumedLiveSince` as
+ * for claimSession.
+ */
+export async function orphanedSessions(
+  sql: Sql,
+  limit = 500,
+  presumedLiveSince: Date | null = null,
+): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
     SELECT s.id FROM sessions s
     WHERE s.status = 'active' AND (s.owner_id IS NULL OR NOT EXISTS (
       SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
-        AND v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})))
+        AND (v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
+             OR v.heartbeat_at >= ${presumedLiveSince}::timestamptz)))
     LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }

@@ -6,9 +6,9 @@ export async function registerServer(sql: Sql, id: string, kind: "server" | "wor
 }
 
 /**
- * Heartbeats; "revived" when another process had declared this one dead meanwhile (it was cut off
- * from the database, or frozen, for longer than the stale window). The row is live again either
- * way: the caller must drop what the declaration took from it (its host connections were closed
+ * Heartbeats, answering the beat's time (the database's clock) and a verdict: "revived" when
+ * another process had declared this one dead meanwhile (it was cut off from the database, or
+ * frozen, for longer than the stale window). The row is live again either way: the caller must drop what the declaration took from it (its host connections were closed
  * and their calls ended `unknown`).
  *
  * The verdict is the first UPDATE's own condition, not a read of the row beside it: an UPDATE that
@@ -16,11 +16,13 @@ export async function registerServer(sql: Sql, id: string, kind: "server" | "wor
  * (a CTE, a join) would still see the row as its snapshot had it, and a server declared dead while
  * its beat waited would be told it was alive and never drop what the declaration took.
  */
-export async function heartbeat(sql: Sql, id: string): Promise<"alive" | "revived"> {
-  const alive = await sql`UPDATE servers SET heartbeat_at = now() WHERE id = ${id} AND stopped_at IS NULL RETURNING 1`;
-  if (alive.length > 0) return "alive";
-  await sql`UPDATE servers SET heartbeat_at = now(), stopped_at = NULL WHERE id = ${id}`;
-  return "revived";
+export async function heartbeat(sql: Sql, id: string): Promise<{ verdict: "alive" | "revived"; at: Date }> {
+  const [alive] = await sql<{ at: Date }[]>`
+    UPDATE servers SET heartbeat_at = now() WHERE id = ${id} AND stopped_at IS NULL RETURNING heartbeat_at AS at`;
+  if (alive) return { verdict: "alive", at: alive.at };
+  const [revived] = await sql<{ at: Date }[]>`
+    UPDATE servers SET heartbeat_at = now(), stopped_at = NULL WHERE id = ${id} RETURNING heartbeat_at AS at`;
+  return { verdict: "revived", at: revived?.at ?? new Date() };
 }
 
 export async function stopServer(sql: Sql, id: string): Promise<void> {

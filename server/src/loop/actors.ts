@@ -12,7 +12,7 @@ import {
 import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 
-export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets">;
+export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets" | "liveness">;
 
 /** What a resume found: the session's running actor, "parked" (owned here, nothing to do), or null (not ours). */
 export type Resumed = SessionActor | "parked" | null;
@@ -116,7 +116,7 @@ export class ActorRegistry {
 
   private async claim(sessionId: string): Promise<Resumed> {
     try {
-      const claim = await claimSession(this.rt.sql, sessionId, this.rt.serverId);
+      const claim = await claimSession(this.rt.sql, sessionId, this.rt.serverId, this.rt.liveness.presumedLiveSince());
       // Claimed again, or another server owns it now: either way it is parked here no longer.
       this.parked.delete(sessionId);
       if (claim === null) {

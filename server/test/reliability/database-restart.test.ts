@@ -10,7 +10,8 @@ import { deferred, until } from "../../../testkit/wait.js";
 // A server process on a Postgres cluster of the test's own, which the test restarts (fast and
 // immediate), stops for a while and cuts the connections of. The server must ride all of it out:
 // no exit, no wedge, requests failing fast while the database is away, and every session going
-// on from its journal once it is back.
+// on from its journal once it is back; and the first server back must not take the sessions of
+// the others before they had the time to come back too.
 
 let pg: RestartablePostgres;
 let server: ServerProcess;
@@ -168,6 +169,56 @@ describe("an outage longer than the stale window", () => {
       await alive();
     } finally {
       await other.kill().catch(() => {});
+    }
+  }, 180_000);
+});
+
+describe("a server frozen through an outage", () => {
+  it("keeps its sessions until another server, back for a stale window, has declared it dead", async () => {
+    const frozen = await spawnServer({ databaseUrl: pg.url, token: server.token, env: { BRAIN_LOG_LEVEL: "warn" } });
+    const itsBrain = new Brain({ url: frozen.url, token: frozen.token });
+    try {
+      const s = await itsBrain.sessions.create({ model: scripted({ text: "done" }), tools: [] });
+      await expect(s.send("go")).resolves.toBe("done");
+      const [before] = await admin<{ owner_id: string }[]>`SELECT owner_id FROM brain.sessions WHERE id = ${s.id}`;
+      // Every change of owner, with whether the old owner had been declared dead (or had stopped)
+      // when it was taken: recorded by the database itself, so no poll can miss the moment.
+      await admin.unsafe(`
+        CREATE SCHEMA IF NOT EXISTS probe;
+        CREATE TABLE IF NOT EXISTS probe.claims (session_id uuid, old_owner uuid, old_owner_stopped boolean);
+        CREATE OR REPLACE FUNCTION probe.record_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          INSERT INTO probe.claims SELECT NEW.id, OLD.owner_id,
+            (SELECT stopped_at IS NOT NULL FROM brain.servers WHERE id = OLD.owner_id);
+          RETURN NEW;
+        END $$;
+        DROP TRIGGER IF EXISTS probe_record_claim ON brain.sessions;
+        CREATE TRIGGER probe_record_claim AFTER UPDATE OF owner_id ON brain.sessions
+          FOR EACH ROW WHEN (OLD.owner_id IS DISTINCT FROM NEW.owner_id) EXECUTE FUNCTION probe.record_claim();`);
+      await pg.stop("fast");
+      // Frozen as the outage began: its last beat is as recent as the other server's.
+      process.kill(frozen.child.pid!, "SIGSTOP");
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 4_500));
+      } finally {
+        await pg.start();
+      }
+      // The server back first finds the frozen one's beat stale at once, but may take its session
+      // only once it has itself been back a stale window and declared the silent one dead.
+      await slow("the frozen server's session taken over", async () => {
+        const [row] = await admin<{ owner_id: string }[]>`SELECT owner_id FROM brain.sessions WHERE id = ${s.id}`;
+        return row?.owner_id !== before?.owner_id;
+      });
+      const claims = await admin<{ old_owner_stopped: boolean }[]>`
+        SELECT old_owner_stopped FROM probe.claims WHERE session_id = ${s.id} AND old_owner = ${before!.owner_id}`;
+      expect(claims.length).toBeGreaterThan(0);
+      expect(claims.map((c) => c.old_owner_stopped)).toEqual(claims.map(() => true));
+      await alive();
+    } finally {
+      if (frozen.child.exitCode === null) process.kill(frozen.child.pid!, "SIGCONT");
+      await itsBrain.close().catch(() => {});
+      await frozen.kill().catch(() => {});
+      await admin`DROP TRIGGER IF EXISTS probe_record_claim ON brain.sessions`.catch(() => {});
     }
   }, 180_000);
 });

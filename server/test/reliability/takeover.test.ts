@@ -8,9 +8,10 @@ import { type RecoveryDeps, sweep } from "../../src/recovery.js";
 
 // A server that takes over a stopped server's sessions resumes them in its recovery sweep. With
 // thousands of them, the sweep takes page after page in one go (not a page per heartbeat), a few
-// at a time, and a claim held up on a locked session row does not hold up the rest. The registry
-// of actors is the only thing replaced here: its resume claims for real and records how many
-// claims ran at once.
+// at a time, and a claim held up on a locked session row does not hold up the rest. Back from an
+// outage, it leaves the sessions of owners that were as alive as itself before it. The registry
+// of actors and the liveness verdicts are the only things replaced here: resume claims for real
+// and records how many claims ran at once.
 
 let db: TestDatabase;
 let writer: JournalWriter;
@@ -29,11 +30,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** `n` active sessions owned by a server that has stopped. */
-async function orphans(n: number): Promise<string[]> {
+/** `n` active sessions owned by a server that has stopped (or by `owner`). */
+async function orphans(n: number, owner = gone): Promise<string[]> {
   const ids = Array.from({ length: n }, () => randomUUID());
   for (let i = 0; i < ids.length; i += 100) {
-    await Promise.all(ids.slice(i, i + 100).map((id) => writer.submit(bareSession(id, hostId, gone))));
+    await Promise.all(ids.slice(i, i + 100).map((id) => writer.submit(bareSession(id, hostId, owner))));
   }
   return ids;
 }
@@ -43,6 +44,8 @@ async function server(options: { claims: boolean }) {
   const serverId = randomUUID();
   await registerServer(db.sql, serverId);
   const seen = { resumes: 0, inFlight: 0, maxInFlight: 0 };
+  // What liveness.ts would answer: never judging, presuming nobody live (a fresh server's view).
+  const liveness = { presumedLiveSince: null as Date | null };
   const actors = {
     async resume(sessionId: string) {
       seen.resumes++;
@@ -50,7 +53,7 @@ async function server(options: { claims: boolean }) {
       seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
       try {
         if (!options.claims) return null;
-        return (await claimSession(db.sql, sessionId, serverId)) === null ? null : {};
+        return (await claimSession(db.sql, sessionId, serverId, liveness.presumedLiveSince)) === null ? null : {};
       } finally {
         seen.inFlight--;
       }
@@ -63,13 +66,14 @@ async function server(options: { claims: boolean }) {
     log: { warn() {}, error() {} },
     actors,
     boss: undefined,
+    liveness: { mayDeclareDead: () => false, presumedLiveSince: () => liveness.presumedLiveSince },
   } as unknown as RecoveryDeps;
   const owned = async (ids: string[]) => {
     const [row] = await db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM sessions WHERE owner_id = ${serverId} AND id = ANY(${ids}::uuid[])`;
     return row!.n;
   };
-  return { serverId, rt, seen, owned };
+  return { serverId, rt, seen, owned, liveness };
 }
 
 async function clearOrphans(): Promise<void> {
@@ -81,7 +85,7 @@ describe("taking over a stopped server's sessions", () => {
     await clearOrphans();
     const ids = await orphans(620);
     const s = await server({ claims: true });
-    await sweep(s.rt, false);
+    await sweep(s.rt);
     expect(await s.owned(ids)).toBe(620);
     expect(s.seen.maxInFlight).toBeGreaterThan(1);
     expect(s.seen.maxInFlight).toBeLessThanOrEqual(8);
@@ -98,7 +102,7 @@ describe("taking over a stopped server's sessions", () => {
     try {
       await lock`BEGIN`;
       await lock`SELECT 1 FROM sessions WHERE id = ${first!} FOR UPDATE`;
-      swept = sweep(s.rt, false);
+      swept = sweep(s.rt);
       await until("the other orphans claimed", async () => (await s.owned(ids)) === ids.length - 1);
     } finally {
       await lock`ROLLBACK`.catch(() => {});
@@ -112,7 +116,32 @@ describe("taking over a stopped server's sessions", () => {
     await clearOrphans();
     await orphans(620);
     const s = await server({ claims: false });
-    await sweep(s.rt, false);
+    await sweep(s.rt);
     expect(s.seen.resumes).toBe(500);
+  });
+
+  it("back from an outage, leaves the sessions of owners that beat as late as it did, takes the rest", async () => {
+    await clearOrphans();
+    // Two servers silent for longer than the stale window: one beat 10 s ago, when this server
+    // last beat before the outage too; the other died long before (60 s).
+    const [recent, old] = [randomUUID(), randomUUID()];
+    for (const id of [recent, old]) await registerServer(db.sql, id);
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '10 seconds' WHERE id = ${recent}`;
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '60 seconds' WHERE id = ${old}`;
+    const ofRecent = await orphans(5, recent);
+    const ofOld = await orphans(5, old);
+    const s = await server({ claims: true });
+    const [row] = await db.sql<{ t: Date }[]>`SELECT now() - interval '13 seconds' AS t`;
+    const t = row!.t;
+    s.liveness.presumedLiveSince = t;
+    await sweep(s.rt);
+    expect(await s.owned(ofRecent)).toBe(0);
+    expect(await s.owned(ofOld)).toBe(5);
+    // A claim by any other path (a commit woke the session) is refused the same way.
+    expect(await claimSession(db.sql, ofRecent[0]!, s.serverId, t)).toBeNull();
+    // Once this server has been back a stale window, nobody is presumed live any more.
+    s.liveness.presumedLiveSince = null;
+    await sweep(s.rt);
+    expect(await s.owned(ofRecent)).toBe(5);
   });
 });
