@@ -139,7 +139,9 @@ export {
 export {
   type Claim,
   claimSession,
+  type Judgement,
   markParked,
+  NO_JUDGEMENT,
   orphanedSessions,
   parkedSessionsAhead,
   SERVER_STALE_SECONDS,

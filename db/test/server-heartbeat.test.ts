@@ -18,6 +18,21 @@ afterAll(async () => {
   await db?.drop();
 });
 
+describe("declaring dead", () => {
+  it("judges as of the judge's own last beat: a declaration that ran late spares a server that beat then", async () => {
+    const judge = randomUUID();
+    const serverId = randomUUID();
+    await registerServer(db.sql, judge);
+    await registerServer(db.sql, serverId);
+    // Its last beat 5 s ago; the judge's 4.5 s ago, plus a beat interval: 2 s apart, not stale.
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '5 seconds' WHERE id = ${serverId}`;
+    const [row] = await db.sql<{ t: Date }[]>`SELECT now() - interval '3.5 seconds' AS t`;
+    const late = await declareDeadServers(db.sql, judge, { judgedAt: row!.t, presumedLiveSince: null });
+    expect(late.map((d) => d.id)).not.toContain(serverId);
+    expect((await declareDeadServers(db.sql, judge)).map((d) => d.id)).toContain(serverId);
+  });
+});
+
 describe("a heartbeat", () => {
   it("answers alive while the server is live, and revived once after it was declared dead", async () => {
     const judge = randomUUID();

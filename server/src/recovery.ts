@@ -27,7 +27,9 @@ const RESUME_BUDGET_MS = 2_000;
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
 export async function sweep(rt: RecoveryDeps): Promise<void> {
-  const dead = rt.liveness.mayDeclareDead() ? await declareDeadServers(rt.sql, rt.serverId) : [];
+  const dead = rt.liveness.mayDeclareDead()
+    ? await declareDeadServers(rt.sql, rt.serverId, rt.liveness.judgement())
+    : [];
   for (const { id, kind } of dead) {
     const cause = kind === "worker" ? "worker_lost" : "server_lost";
     if (kind === "worker") {
@@ -54,7 +56,7 @@ export async function sweep(rt: RecoveryDeps): Promise<void> {
 async function resumeOrphans(rt: RecoveryDeps): Promise<void> {
   const until = performance.now() + RESUME_BUDGET_MS;
   for (;;) {
-    const ids = await orphanedSessions(rt.sql, PAGE, rt.liveness.presumedLiveSince());
+    const ids = await orphanedSessions(rt.sql, PAGE, rt.liveness.judgement());
     let next = 0;
     let resumed = 0;
     const lane = async () => {

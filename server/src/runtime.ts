@@ -107,7 +107,7 @@ export async function startRuntime(
         .catch((err) => log.warn({ err }, "ending overdue calls after the outage failed"));
     },
   });
-  const liveness = new Liveness(() => availability.upFor());
+  const liveness = new Liveness(() => availability.upFor(), HEARTBEAT_MS);
   const writer = new JournalWriter(sql, {
     channel,
     origin: serverId,

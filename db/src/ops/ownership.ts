@@ -3,6 +3,35 @@ import type { Sql } from "postgres";
 /** A server is presumed dead when its heartbeat is older than this. */
 export const SERVER_STALE_SECONDS = 3;
 
+/**
+ * What a judging server knows when it calls a process dead or a session orphaned
+ * (server/src/liveness.ts builds it). Both fields are on the database's clock; null: not given.
+ */
+export interface Judgement {
+  /**
+   * The judge's own last beat plus a beat interval: others are judged stale as of this moment at
+   * the latest, not as of when the statement runs. A statement held in the pool's queue through
+   * an outage runs after it, when every beat is old; judged as of then, it would take (or
+   * declare dead) servers that had no chance to beat.
+   */
+  judgedAt: Date | null;
+  /** Owners whose last beat is at or after this count as live though stale (after an outage). */
+  presumedLiveSince: Date | null;
+}
+
+export const NO_JUDGEMENT: Judgement = { judgedAt: null, presumedLiveSince: null };
+
+/** The moment before which a beat is stale, for `judge`. */
+export function staleBefore(sql: Sql, judge: Judgement) {
+  return sql`LEAST(now(), ${judge.judgedAt}::timestamptz) - make_interval(secs => ${SERVER_STALE_SECONDS})`;
+}
+
+/** Whether server row `v` counts as live for `judge`: not stopped, and beating (or presumed to). */
+function liveServer(sql: Sql, judge: Judgement) {
+  return sql`v.stopped_at IS NULL AND (v.heartbeat_at > ${staleBefore(sql, judge)}
+    OR v.heartbeat_at >= ${judge.presumedLiveSince}::timestamptz)`;
+}
+
 /** A claim's answer: the new fencing epoch, and whether the session was parked with nothing since. */
 export interface Claim {
   epoch: number;
@@ -14,25 +43,19 @@ export interface Claim {
 
 /**
  * Takes over a session's Agentloop for `serverId` when it has no live owner (or already is ours),
- * bumping the fencing epoch. Null when another live server owns it.
- *
- * `presumedLiveSince`: an owner whose last beat is at or after this moment counts as live even
- * when its beat is stale (a server back from an outage gives the others the time to beat again,
- * see server/src/liveness.ts). Null: the heartbeat alone decides.
+ * bumping the fencing epoch. Null when another live server owns it (live as `judge` sees it).
  */
 export async function claimSession(
   sql: Sql,
   sessionId: string,
   serverId: string,
-  presumedLiveSince: Date | null = null,
+  judge: Judgement = NO_JUDGEMENT,
 ): Promise<Claim | null> {
   const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean }[]>`
     UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     WHERE s.id = ${sessionId} AND s.status = 'active'
       AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
-            SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
-              AND (v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
-                   OR v.heartbeat_at >= ${presumedLiveSince}::timestamptz)))
+            SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
     RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked`;
   return row ? { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked } : null;
 }
@@ -63,21 +86,12 @@ export async function sessionOwner(
   return row ? { ownerId: row.owner_id, epoch: row.owner_epoch } : null;
 }
 
-/**
- * Active sessions with no live owner: candidates to resume after a crash. `presumedLiveSince` as
- * for claimSession.
- */
-export async function orphanedSessions(
-  sql: Sql,
-  limit = 500,
-  presumedLiveSince: Date | null = null,
-): Promise<string[]> {
+/** Active sessions with no live owner (as `judge` sees it): candidates to resume after a crash. */
+export async function orphanedSessions(sql: Sql, limit = 500, judge: Judgement = NO_JUDGEMENT): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
     SELECT s.id FROM sessions s
     WHERE s.status = 'active' AND (s.owner_id IS NULL OR NOT EXISTS (
-      SELECT 1 FROM servers v WHERE v.id = s.owner_id AND v.stopped_at IS NULL
-        AND (v.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
-             OR v.heartbeat_at >= ${presumedLiveSince}::timestamptz)))
+      SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
     LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }

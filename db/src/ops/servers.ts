@@ -8,8 +8,9 @@ export async function registerServer(sql: Sql, id: string, kind: "server" | "wor
 /**
  * Heartbeats, answering the beat's time (the database's clock) and a verdict: "revived" when
  * another process had declared this one dead meanwhile (it was cut off from the database, or
- * frozen, for longer than the stale window). The row is live again either way: the caller must drop what the declaration took from it (its host connections were closed
- * and their calls ended `unknown`).
+ * frozen, for longer than the stale window). The row is live again either way: the caller must
+ * drop what the declaration took from it (its host connections were closed and their calls ended
+ * `unknown`).
  *
  * The verdict is the first UPDATE's own condition, not a read of the row beside it: an UPDATE that
  * waited for a declaration's row lock re-checks its WHERE against the declared row, where a read

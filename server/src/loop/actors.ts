@@ -116,7 +116,7 @@ export class ActorRegistry {
 
   private async claim(sessionId: string): Promise<Resumed> {
     try {
-      const claim = await claimSession(this.rt.sql, sessionId, this.rt.serverId, this.rt.liveness.presumedLiveSince());
+      const claim = await claimSession(this.rt.sql, sessionId, this.rt.serverId, this.rt.liveness.judgement());
       // Claimed again, or another server owns it now: either way it is parked here no longer.
       this.parked.delete(sessionId);
       if (claim === null) {

@@ -212,7 +212,10 @@ describe("a server frozen through an outage", () => {
       const claims = await admin<{ old_owner_stopped: boolean }[]>`
         SELECT old_owner_stopped FROM probe.claims WHERE session_id = ${s.id} AND old_owner = ${before!.owner_id}`;
       expect(claims.length).toBeGreaterThan(0);
-      expect(claims.map((c) => c.old_owner_stopped)).toEqual(claims.map(() => true));
+      expect(
+        claims.map((c) => c.old_owner_stopped),
+        server.output(),
+      ).toEqual(claims.map(() => true));
       await alive();
     } finally {
       if (frozen.child.exitCode === null) process.kill(frozen.child.pid!, "SIGCONT");

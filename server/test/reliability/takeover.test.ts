@@ -1,5 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { channelFor, claimSession, JournalWriter, orphanedSessions, registerServer, stopServer } from "@aexhq/brain-db";
+import {
+  channelFor,
+  claimSession,
+  JournalWriter,
+  type Judgement,
+  orphanedSessions,
+  registerServer,
+  stopServer,
+} from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { bareSession } from "../../../testkit/session-rows.js";
@@ -44,8 +52,8 @@ async function server(options: { claims: boolean }) {
   const serverId = randomUUID();
   await registerServer(db.sql, serverId);
   const seen = { resumes: 0, inFlight: 0, maxInFlight: 0 };
-  // What liveness.ts would answer: never judging, presuming nobody live (a fresh server's view).
-  const liveness = { presumedLiveSince: null as Date | null };
+  // What liveness.ts would answer: never declaring, presuming nobody live (a fresh server's view).
+  const liveness: Judgement = { judgedAt: null, presumedLiveSince: null };
   const actors = {
     async resume(sessionId: string) {
       seen.resumes++;
@@ -53,7 +61,7 @@ async function server(options: { claims: boolean }) {
       seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
       try {
         if (!options.claims) return null;
-        return (await claimSession(db.sql, sessionId, serverId, liveness.presumedLiveSince)) === null ? null : {};
+        return (await claimSession(db.sql, sessionId, serverId, { ...liveness })) === null ? null : {};
       } finally {
         seen.inFlight--;
       }
@@ -66,7 +74,7 @@ async function server(options: { claims: boolean }) {
     log: { warn() {}, error() {} },
     actors,
     boss: undefined,
-    liveness: { mayDeclareDead: () => false, presumedLiveSince: () => liveness.presumedLiveSince },
+    liveness: { mayDeclareDead: () => false, judgement: () => ({ ...liveness }) },
   } as unknown as RecoveryDeps;
   const owned = async (ids: string[]) => {
     const [row] = await db.sql<{ n: number }[]>`
@@ -138,10 +146,29 @@ describe("taking over a stopped server's sessions", () => {
     expect(await s.owned(ofRecent)).toBe(0);
     expect(await s.owned(ofOld)).toBe(5);
     // A claim by any other path (a commit woke the session) is refused the same way.
-    expect(await claimSession(db.sql, ofRecent[0]!, s.serverId, t)).toBeNull();
+    expect(await claimSession(db.sql, ofRecent[0]!, s.serverId, { judgedAt: null, presumedLiveSince: t })).toBeNull();
     // Once this server has been back a stale window, nobody is presumed live any more.
     s.liveness.presumedLiveSince = null;
     await sweep(s.rt);
     expect(await s.owned(ofRecent)).toBe(5);
+  });
+
+  it("judges as of its own last beat: a claim that ran late finds an owner that beat then live", async () => {
+    await clearOrphans();
+    // The owner beat 5 s ago, the judge 4.5 s ago (and then the database went away): a claim
+    // sent then and run only now must not find the owner stale, though it is by now().
+    const owner = randomUUID();
+    await registerServer(db.sql, owner);
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '5 seconds' WHERE id = ${owner}`;
+    const [id] = await orphans(1, owner);
+    const s = await server({ claims: true });
+    const [row] = await db.sql<{ t: Date }[]>`SELECT now() - interval '3.5 seconds' AS t`;
+    s.liveness.judgedAt = row!.t;
+    expect(await orphanedSessions(db.sql, 500, { ...s.liveness })).not.toContain(id);
+    expect(await claimSession(db.sql, id!, s.serverId, { ...s.liveness })).toBeNull();
+    // Judged as of now, it is an orphan.
+    s.liveness.judgedAt = null;
+    await sweep(s.rt);
+    expect(await s.owned([id!])).toBe(1);
   });
 });
