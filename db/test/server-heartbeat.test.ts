@@ -18,27 +18,21 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe("declaring dead", () => {
-  it("judges as of the judge's own last beat: a declaration that ran late spares a server that beat then", async () => {
-    const judge = randomUUID();
-    const serverId = randomUUID();
-    await registerServer(db.sql, judge);
-    await registerServer(db.sql, serverId);
-    // Its last beat 5 s ago; the judge's 4.5 s ago, plus a beat interval: 2 s apart, not stale.
-    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '5 seconds' WHERE id = ${serverId}`;
-    const [row] = await db.sql<{ t: Date }[]>`SELECT now() - interval '3.5 seconds' AS t`;
-    const late = await declareDeadServers(db.sql, judge, { judgedAt: row!.t, presumedLiveSince: null });
-    expect(late.map((d) => d.id)).not.toContain(serverId);
-    expect((await declareDeadServers(db.sql, judge)).map((d) => d.id)).toContain(serverId);
-  });
-});
+/** A judge and a server, both registered; the server silent for `silentFor` when given. */
+async function judgeAndServer(silentFor?: string): Promise<{ judge: string; serverId: string }> {
+  const judge = randomUUID();
+  const serverId = randomUUID();
+  await registerServer(db.sql, judge);
+  await registerServer(db.sql, serverId);
+  if (silentFor !== undefined) {
+    await db.sql`UPDATE servers SET heartbeat_at = now() - ${silentFor}::interval WHERE id = ${serverId}`;
+  }
+  return { judge, serverId };
+}
 
 describe("a heartbeat", () => {
   it("answers alive while the server is live, and revived once after it was declared dead", async () => {
-    const judge = randomUUID();
-    const serverId = randomUUID();
-    await registerServer(db.sql, judge);
-    await registerServer(db.sql, serverId);
+    const { judge, serverId } = await judgeAndServer();
     expect((await heartbeat(db.sql, serverId)).verdict).toBe("alive");
     await db.sql`UPDATE servers SET heartbeat_at = now() - interval '1 minute' WHERE id = ${serverId}`;
     expect((await declareDeadServers(db.sql, judge)).map((d) => d.id)).toEqual([serverId]);
@@ -50,11 +44,7 @@ describe("a heartbeat", () => {
   });
 
   it("answers revived when it waited for a declaration that committed meanwhile", async () => {
-    const judge = randomUUID();
-    const serverId = randomUUID();
-    await registerServer(db.sql, judge);
-    await registerServer(db.sql, serverId);
-    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '1 minute' WHERE id = ${serverId}`;
+    const { judge, serverId } = await judgeAndServer("1 minute");
     const declared = deferred();
     const release = deferred();
     const tx = db.sql.begin(async (t) => {
@@ -72,4 +62,15 @@ describe("a heartbeat", () => {
     expect((await beat).verdict).toBe("revived");
     expect((await heartbeat(db.sql, serverId)).verdict).toBe("alive");
   }, 30_000);
+});
+
+describe("declaring dead", () => {
+  it("judges as of the judge's own last beat: a declaration that ran late spares a server that beat then", async () => {
+    // Its last beat 5 s ago; the judge's 4.5 s ago, plus a beat interval: 2 s apart, not stale.
+    const { judge, serverId } = await judgeAndServer("5 seconds");
+    const [row] = await db.sql<{ t: Date }[]>`SELECT now() - interval '3.5 seconds' AS t`;
+    const late = await declareDeadServers(db.sql, judge, { judgedAt: row!.t, presumedLiveSince: null });
+    expect(late.map((d) => d.id)).not.toContain(serverId);
+    expect((await declareDeadServers(db.sql, judge)).map((d) => d.id)).toContain(serverId);
+  });
 });
