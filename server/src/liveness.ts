@@ -56,20 +56,36 @@ export class Liveness {
   }
 
   mayDeclareDead(): boolean {
-    return this.upFor() > JUDGE_AFTER_MS;
+    return this.verdicts().mayDeclareDead;
   }
 
   /** Owners whose last beat is at or after this count as live though stale; null: none do. */
   presumedLiveSince(): Date | null {
-    if (this.beforeOutage === null || this.mayDeclareDead()) return null;
-    return new Date(this.beforeOutage.getTime() - SERVER_STALE_SECONDS * 1000);
+    return this.verdicts().judgement.presumedLiveSince;
   }
 
   /** What the database statements that judge others are given (db/src/ops/ownership.ts). */
   judgement(): Judgement {
-    return {
-      judgedAt: this.lastBeat === null ? null : new Date(this.lastBeat.getTime() + this.beatMs),
-      presumedLiveSince: this.presumedLiveSince(),
-    };
+    return this.verdicts().judgement;
   }
+
+  /**
+   * Both verdicts as of one moment. A sweep that declares and then claims must judge by one of
+   * these: asked twice, the stale window can end in between, and the claims would take the
+   * sessions of a server the sweep did not yet declare dead (presumed live a moment before).
+   */
+  verdicts(): Verdicts {
+    const mayDeclareDead = this.upFor() > JUDGE_AFTER_MS;
+    const presumedLiveSince =
+      this.beforeOutage === null || mayDeclareDead
+        ? null
+        : new Date(this.beforeOutage.getTime() - SERVER_STALE_SECONDS * 1000);
+    const judgedAt = this.lastBeat === null ? null : new Date(this.lastBeat.getTime() + this.beatMs);
+    return { mayDeclareDead, judgement: { judgedAt, presumedLiveSince } };
+  }
+}
+
+export interface Verdicts {
+  readonly mayDeclareDead: boolean;
+  readonly judgement: Judgement;
 }

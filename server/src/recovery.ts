@@ -3,6 +3,7 @@ import {
   declareDeadServers,
   endCalls,
   endOrphanedToolModelCalls,
+  type Judgement,
   orphanedSessions,
   releaseResumableCalls,
 } from "@aexhq/brain-db";
@@ -27,9 +28,9 @@ const RESUME_BUDGET_MS = 2_000;
  * whether the host ran it, and it is never sent again), and its sessions are resumed here.
  */
 export async function sweep(rt: RecoveryDeps): Promise<void> {
-  const dead = rt.liveness.mayDeclareDead()
-    ? await declareDeadServers(rt.sql, rt.serverId, rt.liveness.judgement())
-    : [];
+  // One verdict for the whole sweep: its claims take only what its declarations allowed.
+  const { mayDeclareDead, judgement } = rt.liveness.verdicts();
+  const dead = mayDeclareDead ? await declareDeadServers(rt.sql, rt.serverId, judgement) : [];
   for (const { id, kind } of dead) {
     const cause = kind === "worker" ? "worker_lost" : "server_lost";
     if (kind === "worker") {
@@ -46,17 +47,17 @@ export async function sweep(rt: RecoveryDeps): Promise<void> {
   const interrupted = await rt.writer.submit(endOrphanedToolModelCalls());
   if (interrupted > 0) rt.log.warn({ interrupted }, "recorded tool model calls of lost processes as unknown");
   // Also servers that stopped cleanly may leave calls on connections that closed with them.
-  await resumeOrphans(rt);
+  await resumeOrphans(rt, judgement);
 }
 
 /**
  * Resumes active sessions without a live owner, a page at a time until none is left, the budget is
  * spent, or a page took nothing (this server is stopping, or the rest are being claimed elsewhere).
  */
-async function resumeOrphans(rt: RecoveryDeps): Promise<void> {
+async function resumeOrphans(rt: RecoveryDeps, judgement: Judgement): Promise<void> {
   const until = performance.now() + RESUME_BUDGET_MS;
   for (;;) {
-    const ids = await orphanedSessions(rt.sql, PAGE, rt.liveness.judgement());
+    const ids = await orphanedSessions(rt.sql, PAGE, judgement);
     let next = 0;
     let resumed = 0;
     const lane = async () => {

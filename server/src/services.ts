@@ -74,7 +74,7 @@ export interface Services {
   /** Whether the database answers; requests fail fast with `database_unavailable` while it does not. */
   readonly availability: DatabaseAvailability;
   /** What this server may conclude from other servers' heartbeats (after an outage, not yet all). */
-  readonly liveness: Pick<Liveness, "mayDeclareDead" | "judgement">;
+  readonly liveness: Pick<Liveness, "verdicts" | "judgement">;
   /** Writes that failed while the database was away and must still happen (retried each heartbeat). */
   readonly repairs: PendingRepairs;
   /** In-process counters (metrics/sink.ts); no-ops with BRAIN_METRICS=off. */

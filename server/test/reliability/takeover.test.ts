@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { bareSession } from "../../../testkit/session-rows.js";
 import { until } from "../../../testkit/wait.js";
+import { JUDGE_AFTER_MS, Liveness } from "../../src/liveness.js";
 import { type RecoveryDeps, sweep } from "../../src/recovery.js";
 
 // A server that takes over a stopped server's sessions resumes them in its recovery sweep. With
@@ -74,7 +75,10 @@ async function server(options: { claims: boolean }) {
     log: { warn() {}, error() {} },
     actors,
     boss: undefined,
-    liveness: { mayDeclareDead: () => false, judgement: () => ({ ...liveness }) },
+    liveness: {
+      verdicts: () => ({ mayDeclareDead: false, judgement: { ...liveness } }),
+      judgement: () => ({ ...liveness }),
+    },
   } as unknown as RecoveryDeps;
   const owned = async (ids: string[]) => {
     const [row] = await db.sql<{ n: number }[]>`
@@ -170,5 +174,40 @@ describe("taking over a stopped server's sessions", () => {
     s.liveness.judgedAt = null;
     await sweep(s.rt);
     expect(await s.owned([id!])).toBe(1);
+  });
+  it("judges by one verdict a sweep: the window ending midway takes nothing it did not declare dead", async () => {
+    await clearOrphans();
+    // An owner that beat just before the outage, like this server; silent since (frozen).
+    const frozen = randomUUID();
+    await registerServer(db.sql, frozen);
+    await db.sql`UPDATE servers SET heartbeat_at = now() - interval '10 seconds' WHERE id = ${frozen}`;
+    const ids = await orphans(3, frozen);
+    const s = await server({ claims: true });
+    // This server's own liveness: a steady beat then, the outage, a beat since it came back.
+    let upFor = 60_000;
+    let advancing = false;
+    const liveness = new Liveness(() => {
+      const at = upFor;
+      if (advancing) upFor += 200;
+      return at;
+    }, 1000);
+    const [then] = await db.sql<{ t: Date }[]>`SELECT now() - interval '10 seconds' AS t`;
+    liveness.beat(then!.t);
+    liveness.away();
+    upFor = 100;
+    const [now] = await db.sql<{ t: Date }[]>`SELECT now() AS t`;
+    liveness.beat(now!.t);
+    // The stale window ends while the sweep runs: every reading of the clock is 200 ms later.
+    upFor = JUDGE_AFTER_MS - 100;
+    advancing = true;
+    const rt = { ...s.rt, liveness } as unknown as RecoveryDeps;
+    await sweep(rt);
+    expect(await s.owned(ids)).toBe(0);
+    // The next sweep declares the frozen server dead, and only then takes its sessions.
+    await sweep(rt);
+    const [row] = await db.sql<{ stopped: boolean }[]>`
+      SELECT stopped_at IS NOT NULL AS stopped FROM servers WHERE id = ${frozen}`;
+    expect(row?.stopped).toBe(true);
+    expect(await s.owned(ids)).toBe(3);
   });
 });
