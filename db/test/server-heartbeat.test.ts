@@ -43,6 +43,17 @@ describe("a heartbeat", () => {
     expect(row?.stopped).toBe(false);
   });
 
+  it("registers the server again when retention removed its row while it was cut off", async () => {
+    const { serverId } = await judgeAndServer();
+    await db.sql`DELETE FROM servers WHERE id = ${serverId}`;
+    const { verdict, at } = await heartbeat(db.sql, serverId);
+    expect(verdict).toBe("revived");
+    const [row] = await db.sql<{ live: boolean; at: Date; kind: string }[]>`
+      SELECT stopped_at IS NULL AS live, heartbeat_at AS at, kind FROM servers WHERE id = ${serverId}`;
+    expect(row).toEqual({ live: true, at, kind: "server" });
+    expect((await heartbeat(db.sql, serverId)).verdict).toBe("alive");
+  });
+
   it("answers revived when it waited for a declaration that committed meanwhile", async () => {
     const { judge, serverId } = await judgeAndServer("1 minute");
     const declared = deferred();

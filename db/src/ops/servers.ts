@@ -21,9 +21,14 @@ export async function heartbeat(sql: Sql, id: string): Promise<{ verdict: "alive
   const [alive] = await sql<{ at: Date }[]>`
     UPDATE servers SET heartbeat_at = now() WHERE id = ${id} AND stopped_at IS NULL RETURNING heartbeat_at AS at`;
   if (alive) return { verdict: "alive", at: alive.at };
+  // Declared dead meanwhile; or silent so long that retention removed its row (stopped and silent
+  // for the whole retention window): it registers again, else it would beat into nothing and look
+  // dead to every other server for good. A row registered again has no URL until the next start.
   const [revived] = await sql<{ at: Date }[]>`
-    UPDATE servers SET heartbeat_at = now(), stopped_at = NULL WHERE id = ${id} RETURNING heartbeat_at AS at`;
-  return { verdict: "revived", at: revived?.at ?? new Date() };
+    INSERT INTO servers (id, kind) VALUES (${id}, 'server')
+    ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+    RETURNING heartbeat_at AS at`;
+  return { verdict: "revived", at: revived!.at };
 }
 
 export async function stopServer(sql: Sql, id: string): Promise<void> {
