@@ -22,10 +22,10 @@ export interface Invocation {
   /** The largest successful body accepted (default MAX_FRAME_BYTES). */
   maxBytes?: number;
   /**
-   * Where and how this call may reach the session's model; sent (as `brain-model-url` and
-   * `brain-call-token`) only when the Environment's grants include `model`.
+   * Where and how this call may reach the session's model; asked for and sent (as
+   * `brain-model-url` and `brain-call-token`) only when the Environment's grants include `model`.
    */
-  modelGrant?: { url: string; token: string } | null;
+  modelGrant?: () => Promise<{ url: string; token: string } | null>;
 }
 
 /**
@@ -39,7 +39,7 @@ export async function invokeInEnvironment(deps: EnvironmentDeps, invocation: Inv
   const ready = await readyEnvironment(deps, invocation.sessionId, invocation.environment, invocation.signal);
   if (!ready.ok) return ready.outcome;
   const { env } = ready;
-  const grant = env.row.config.grants?.model === true ? invocation.modelGrant : null;
+  const grant = env.row.config.grants?.model === true ? ((await invocation.modelGrant?.()) ?? null) : null;
   const headers = grant
     ? { ...env.headers, "brain-model-url": grant.url, "brain-call-token": grant.token }
     : env.headers;

@@ -9,9 +9,10 @@
  */
 
 import { invokeInEnvironment } from "@aexhq/brain-core/environments";
-import { type ClaimedWorkerCall, callbackToken, liveServerUrl } from "@aexhq/brain-db";
+import { type ClaimedWorkerCall, callbackToken } from "@aexhq/brain-db";
 import { setupFailed } from "../call-reporter.js";
 import { checkedOutcome, inputProblem } from "../output-schema.js";
+import { callbackServerUrl } from "./callback-server.js";
 import type { DriverCall } from "./driver.js";
 
 /**
@@ -19,8 +20,13 @@ import type { DriverCall } from "./driver.js";
  * call: a live server's model route and a token naming the call as this worker claimed it (only
  * sent when the Environment's grants include it).
  */
-async function modelGrant(deps: DriverCall["deps"], claimed: ClaimedWorkerCall, connectionId: string) {
-  const server = await liveServerUrl(deps.sql);
+async function modelGrant(
+  deps: DriverCall["deps"],
+  claimed: ClaimedWorkerCall,
+  connectionId: string,
+  running: DriverCall["running"],
+) {
+  const server = await callbackServerUrl(deps.sql, running);
   if (server === null) return null;
   const call = { sessionId: claimed.sessionId, seq: claimed.seq };
   return {
@@ -48,7 +54,8 @@ export async function runHttpEnvironmentCall({ deps, claimed, placement, reporte
     descriptor: placement.implementation.descriptor,
     input: claimed.input,
     signal: running.signal,
-    modelGrant: await modelGrant(deps, claimed, reporter.connectionId),
+    // Asked for only when the Environment grants `model`: it may wait for a server to beat.
+    modelGrant: () => modelGrant(deps, claimed, reporter.connectionId, running),
     // A result's only bound is the activation's budget; a body past it cannot be admitted.
     maxBytes: deps.maxEmittedBytes,
   });

@@ -7,9 +7,10 @@
  * the call's end elsewhere and shutdown close the request.
  */
 import { errorOutcome, HTTP_TOOL_PROTOCOL, type HttpToolInvocation } from "@aexhq/brain-contracts";
-import { callbackToken, liveServerUrl } from "@aexhq/brain-db";
+import { callbackToken } from "@aexhq/brain-db";
 import { setupFailed } from "../call-reporter.js";
 import type { RunningCall } from "../running-calls.js";
+import { callbackServerUrl } from "./callback-server.js";
 import type { DriverCall } from "./driver.js";
 import { answerError, BODY_EXCERPT_BYTES, type PostAnswer, postJson, unreachable } from "./http-post.js";
 
@@ -17,7 +18,9 @@ import { answerError, BODY_EXCERPT_BYTES, type PostAnswer, postJson, unreachable
 const ANSWER_GRACE_MS = 1000;
 
 export async function runToolInvocation({ deps, claimed, placement, reporter, running }: DriverCall, url: string) {
-  const server = await liveServerUrl(deps.sql);
+  const server = await callbackServerUrl(deps.sql, running);
+  // Stopped from outside while it waited (deadline, ended elsewhere, shutdown): nothing to report.
+  if (running.stopped) return;
   if (server === null) {
     await reporter.failWith(
       setupFailed("No live Brain server has announced a URL for the tool's callbacks (BRAIN_PUBLIC_URL)."),
