@@ -130,7 +130,7 @@ export async function startRuntime(
   const turns = new TurnNotices();
   const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
   // The dispatcher needs none of the actors, the actors need the dispatcher: built in that order.
-  const dispatch = new Dispatcher({ config, hosts, writer });
+  const dispatch = new Dispatcher({ config, hosts, writer, liveness });
   const actors = new ActorRegistry({
     availability,
     boss,

@@ -5,7 +5,7 @@ import { emptyKeys } from "../commit-keys.js";
 import type { WriteOp } from "../writer.js";
 import type { DispatchedCall } from "./dispatch.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
-import { SERVER_STALE_SECONDS } from "./ownership.js";
+import { type Judgement, liveServer, NO_JUDGEMENT } from "./ownership.js";
 
 /**
  * Named hosts: one host row per (owner, name), served by any number of replica connections. Every
@@ -39,13 +39,12 @@ async function advertisedIn(tx: TransactionSql, hostId: string): Promise<ToolPla
   return rows.map((r) => r.t);
 }
 
-/** The tools each live replica connection of the host serves. */
-async function liveReplicaTools(tx: TransactionSql, hostId: string): Promise<ToolPlacement[][]> {
+/** The tools each live replica connection of the host serves (its server live as `judge` sees it). */
+async function liveReplicaTools(tx: TransactionSql, hostId: string, judge: Judgement): Promise<ToolPlacement[][]> {
   const rows = await tx<{ tools: ToolPlacement[] }[]>`
     SELECT r.tools FROM host_connections hc
-    JOIN host_replicas r ON r.id = hc.replica_id JOIN servers sv ON sv.id = hc.server_id
-    WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND sv.stopped_at IS NULL
-      AND sv.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})`;
+    JOIN host_replicas r ON r.id = hc.replica_id JOIN servers v ON v.id = hc.server_id
+    WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND ${liveServer(tx, judge)}`;
   return rows.map((r) => r.tools);
 }
 
@@ -63,6 +62,7 @@ export async function placeInNamedHosts(
   tx: TransactionSql,
   owner: string | null,
   byName: ReadonlyMap<string, ToolPlacement[]>,
+  judge: Judgement = NO_JUDGEMENT,
 ): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   // A fixed order, so two sessions placing tools in the same hosts cannot deadlock.
@@ -75,7 +75,7 @@ export async function placeInNamedHosts(
     if (conflicts.length > 0) {
       throw mismatch(`Named host ${JSON.stringify(name)} has sessions advertising other contracts`, conflicts);
     }
-    for (const served of await liveReplicaTools(tx, hostId)) {
+    for (const served of await liveReplicaTools(tx, hostId, judge)) {
       const lacking = servedDifferences(tools, served);
       if (lacking.length > 0) {
         throw mismatch(`A connected replica of named host ${JSON.stringify(name)} does not serve these tools`, lacking);
@@ -136,7 +136,11 @@ export async function openReplicaConnection(
  * commits before any frame is sent (at most once), and the host lock keeps two claims from both
  * counting the same free share.
  */
-export function claimNamedCalls(hostId: string, connectionId: string): WriteOp<DispatchedCall[]> {
+export function claimNamedCalls(
+  hostId: string,
+  connectionId: string,
+  judge: Judgement = NO_JUDGEMENT,
+): WriteOp<DispatchedCall[]> {
   return {
     exclusive: true,
     keys: emptyKeys,
@@ -146,9 +150,9 @@ export function claimNamedCalls(hostId: string, connectionId: string): WriteOp<D
         { session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]
       >`
         WITH live AS (
-          SELECT hc.id FROM host_connections hc JOIN servers sv ON sv.id = hc.server_id
+          SELECT hc.id FROM host_connections hc JOIN servers v ON v.id = hc.server_id
           WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND hc.replica_id IS NOT NULL
-            AND sv.stopped_at IS NULL AND sv.heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
+            AND ${liveServer(tx, judge)}
         ),
         load AS (
           SELECT count(*) FILTER (WHERE connection_id = ${connectionId}) AS mine, count(*) AS total

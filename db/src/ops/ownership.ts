@@ -1,4 +1,4 @@
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 
 /** A server is presumed dead when its heartbeat is older than this. */
 export const SERVER_STALE_SECONDS = 3;
@@ -22,12 +22,15 @@ export interface Judgement {
 export const NO_JUDGEMENT: Judgement = { judgedAt: null, presumedLiveSince: null };
 
 /** The moment before which a beat is stale, for `judge`. */
-export function staleBefore(sql: Sql, judge: Judgement) {
+export function staleBefore(sql: Sql | TransactionSql, judge: Judgement) {
   return sql`LEAST(now(), ${judge.judgedAt}::timestamptz) - make_interval(secs => ${SERVER_STALE_SECONDS})`;
 }
 
-/** Whether server row `v` counts as live for `judge`: not stopped, and beating (or presumed to). */
-function liveServer(sql: Sql, judge: Judgement) {
+/**
+ * Whether server row `v` counts as live for `judge`: not stopped, and beating (or presumed to).
+ * Every statement that judges another process live or not says it with this.
+ */
+export function liveServer(sql: Sql | TransactionSql, judge: Judgement) {
   return sql`v.stopped_at IS NULL AND (v.heartbeat_at > ${staleBefore(sql, judge)}
     OR v.heartbeat_at >= ${judge.presumedLiveSince}::timestamptz)`;
 }

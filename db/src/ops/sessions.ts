@@ -5,6 +5,7 @@ import type { Sealed } from "../secrets.js";
 import type { WriteOp } from "../writer.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { placeInNamedHosts } from "./named-hosts.js";
+import type { Judgement } from "./ownership.js";
 import { deleteSessionsIn, lockSession } from "./session-delete.js";
 
 export interface SessionRow {
@@ -44,8 +45,11 @@ export interface NewSession {
   environments?: { name: string; type: "http"; config: unknown }[];
   /** What ctx.environments may do; null or absent: nothing. */
   environmentControl?: unknown;
-  /** The session's tools by the named host (environment name) that serves them. */
-  namedHosts?: { byName: ReadonlyMap<string, ToolPlacement[]> };
+  /**
+   * The session's tools by the named host (environment name) that serves them; `judge`: which
+   * servers' replica connections count as live (server/src/liveness.ts).
+   */
+  namedHosts?: { byName: ReadonlyMap<string, ToolPlacement[]>; judge?: Judgement };
 }
 
 /** A sealed secret as JSON, for inserting with jsonb_to_recordset (bytea as base64). */
@@ -74,7 +78,7 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
     exclusive: true,
     keys: () => touched,
     run: async (tx) => {
-      const ids = await placeInNamedHosts(tx, s.tokenId ?? null, named.byName);
+      const ids = await placeInNamedHosts(tx, s.tokenId ?? null, named.byName, named.judge);
       const row = await insert(tx);
       const pairs = [...ids].map(([env_name, host_id]) => ({ env_name, host_id }));
       await tx`

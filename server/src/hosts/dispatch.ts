@@ -23,7 +23,7 @@ type CallBase = Pick<NewCall, "tool" | "activationSeq" | "deadlineAt" | "origin"
  * connection claims it (a committed claim) before sending.
  */
 export class Dispatcher {
-  constructor(private readonly rt: Pick<Services, "config" | "hosts" | "writer">) {}
+  constructor(private readonly rt: Pick<Services, "config" | "hosts" | "writer" | "liveness">) {}
 
   /**
    * tool_call_started records for a model response; each carries its routing and its deadline
@@ -116,7 +116,7 @@ export class Dispatcher {
   async claimFor(conn: HostLink, only?: string[]): Promise<void> {
     if (!conn.isOpen) return;
     const op = conn.replicaId
-      ? claimNamedCalls(conn.hostId, conn.id)
+      ? claimNamedCalls(conn.hostId, conn.id, this.rt.liveness.judgement())
       : claimPendingCalls(conn.hostId, conn.id, only ?? conn.servedSessions());
     const calls = await this.rt.writer.submit(op);
     for (const c of calls) {

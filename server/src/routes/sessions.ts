@@ -74,7 +74,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       tools,
       secrets: sealSessionSecrets(rt.secrets, id, body),
       environmentControl: body.environmentControl ?? null,
-      namedHosts: { byName: namedHosts },
+      namedHosts: { byName: namedHosts, judge: rt.liveness.judgement() },
       environments: (body.environments ?? []).map(({ type, name, headers, ...config }) => ({
         name,
         type,
