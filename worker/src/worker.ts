@@ -105,13 +105,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     () => void checkEnded(),
   );
 
-  let ticking = false;
-  let ticks = 0;
-  let bossReady: PgBoss | undefined;
+  // The heartbeat beats on its own, never behind the rest of the tick: a repair or a requeue
+  // waiting on a lock would otherwise silence it, and a server would declare this live worker
+  // dead and end its running calls `unknown`.
+  let beating = false;
   let lastBeatAt = Date.now();
-  const tick = async () => {
-    if (ticking) return;
-    ticking = true;
+  const beatOnce = async () => {
+    if (beating) return;
+    beating = true;
     try {
       if (!(await beat(sql, identity.workerId))) {
         log.warn({ workerId: identity.workerId }, "declared dead by a server while alive: re-registering");
@@ -120,6 +121,19 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       }
       lastBeatAt = Date.now();
       availability.markAvailable();
+    } catch (err) {
+      if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
+    } finally {
+      beating = false;
+    }
+  };
+  let ticking = false;
+  let ticks = 0;
+  let bossReady: PgBoss | undefined;
+  const tick = async () => {
+    if (ticking || !availability.available) return;
+    ticking = true;
+    try {
       await repairs.run();
       await checkEnded();
       if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
@@ -127,12 +141,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         if (requeued > 0) log.warn({ requeued }, "enqueued again the jobs of component calls left pending");
       }
     } catch (err) {
-      if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
+      if (!availability.observe(err)) log.warn({ err }, "the worker's periodic work failed");
     } finally {
       ticking = false;
     }
   };
-  const heartbeat = setInterval(() => void tick(), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => {
+    void beatOnce();
+    void tick();
+  }, HEARTBEAT_MS);
 
   const boss = await startBoss(options.databaseUrl, options.schema, (err) => log.warn({ err }, "pg-boss error"));
   bossReady = boss;
