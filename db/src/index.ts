@@ -138,6 +138,7 @@ export {
 } from "./ops/operator.js";
 export {
   type Claim,
+  claimParkedSessions,
   claimSession,
   type Judgement,
   markParked,

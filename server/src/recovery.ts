@@ -57,9 +57,13 @@ export async function sweep(rt: RecoveryDeps): Promise<void> {
 async function resumeOrphans(rt: RecoveryDeps, judgement: Judgement): Promise<void> {
   const until = performance.now() + RESUME_BUDGET_MS;
   for (;;) {
-    const ids = await orphanedSessions(rt.sql, PAGE, judgement);
+    const page = await orphanedSessions(rt.sql, PAGE, judgement);
+    // A stopped server's idle sessions (marked parked on its way out) in one statement; the rest
+    // (a killed server's, or moved on since) one claim and catch-up each.
+    const parked = await rt.actors.resumeParked(page, judgement);
+    const ids = parked.size === 0 ? page : page.filter((id) => !parked.has(id));
     let next = 0;
-    let resumed = 0;
+    let resumed = parked.size;
     const lane = async () => {
       while (next < ids.length) {
         // Nothing woke these sessions here: once caught up with nothing to do, they park at once.
@@ -67,6 +71,6 @@ async function resumeOrphans(rt: RecoveryDeps, judgement: Judgement): Promise<vo
       }
     };
     await Promise.all(Array.from({ length: Math.min(RESUME_CONCURRENCY, ids.length) }, lane));
-    if (ids.length < PAGE || resumed === 0 || performance.now() > until) return;
+    if (page.length < PAGE || resumed === 0 || performance.now() > until) return;
   }
 }

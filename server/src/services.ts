@@ -12,6 +12,7 @@ import type {
   Appended,
   DatabaseAvailability,
   JournalWriter,
+  Judgement,
   NewRecord,
   PendingRepairs,
   SecretBox,
@@ -49,6 +50,8 @@ export interface SessionResumer {
    * `parkWhenIdle`: nothing woke it here, so it parks as soon as it has nothing to do.
    */
   resume(sessionId: string, options?: { parkWhenIdle?: boolean }): Promise<unknown>;
+  /** Of `ids`, owns parked (one statement) those parked with nothing since and free; their ids. */
+  resumeParked(ids: readonly string[], judge: Judgement): Promise<Set<string>>;
 }
 
 export interface Services {

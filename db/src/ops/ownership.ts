@@ -64,6 +64,35 @@ export async function claimSession(
 }
 
 /**
+ * Of `ids`, takes for `serverId` in one statement every session parked with nothing since and
+ * without a live owner (as `judge` sees it), bumping each fencing epoch: a takeover of a stopped
+ * server's idle sessions costs a statement a page, not one a session. Rows another transaction
+ * holds are skipped (a commit, another server's claim), never waited for: a claim of many rows in
+ * one order could deadlock with another in its own. Returns each taken session's last sequence.
+ */
+export async function claimParkedSessions(
+  sql: Sql,
+  ids: readonly string[],
+  serverId: string,
+  judge: Judgement = NO_JUDGEMENT,
+): Promise<{ id: string; lastSeq: number }[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<{ id: string; last_seq: string }[]>`
+    WITH free AS (
+      SELECT s.id FROM sessions s
+      WHERE s.id = ANY(${sql.array(ids as string[])}::uuid[]) AND s.status = 'active'
+        AND s.parked_seq = s.last_seq
+        AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
+              SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
+      FOR UPDATE OF s SKIP LOCKED
+    )
+    UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+    FROM free WHERE s.id = free.id
+    RETURNING s.id, s.last_seq`;
+  return rows.map((r) => ({ id: r.id, lastSeq: Number(r.last_seq) }));
+}
+
+/**
  * Records that each session's Agentloop was parked at `seq` with nothing to do, where the session
  * is still held with `epoch` (a claim since, by anyone, makes the entry a no-op).
  */

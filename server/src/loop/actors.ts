@@ -1,8 +1,10 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { sessionModelConfig } from "@aexhq/brain-core/models";
 import {
+  claimParkedSessions,
   claimSession,
   getSession,
+  type Judgement,
   markParked,
   parkedSessionsAhead,
   sessionNamedHosts,
@@ -112,6 +114,24 @@ export class ActorRegistry {
       actor.kick();
     }
     return actor;
+  }
+
+  /**
+   * Takes, in one statement, those of `ids` that were parked with nothing since and have no live
+   * owner, and owns them parked (the sweep's shortcut for a stopped server's idle sessions);
+   * returns their ids. The rest are for `resume`, one by one.
+   */
+  async resumeParked(ids: readonly string[], judge: Judgement): Promise<Set<string>> {
+    if (this.stopped || ids.length === 0) return new Set();
+    const taken = await claimParkedSessions(this.rt.sql, ids, this.rt.serverId, judge);
+    for (const { id, lastSeq } of taken) {
+      this.elsewhere.delete(id);
+      // A commit since the claim woke it (its own claim, under way or done, bumped the epoch
+      // again): that claim decides, not this one.
+      if (this.stopped || this.actors.has(id) || this.claiming.has(id)) continue;
+      this.parked.set(id, lastSeq);
+    }
+    return new Set(taken.map((t) => t.id));
   }
 
   private async claim(sessionId: string): Promise<Resumed> {

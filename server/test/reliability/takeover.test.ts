@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   channelFor,
+  claimParkedSessions,
   claimSession,
   JournalWriter,
   type Judgement,
@@ -48,14 +49,22 @@ async function orphans(n: number, owner = gone): Promise<string[]> {
   return ids;
 }
 
-/** A server of its own, and a sweep whose resumes claim for it (or take nothing: `claims: false`). */
-async function server(options: { claims: boolean }) {
+/**
+ * A server of its own, and a sweep whose resumes claim for it (or take nothing: `claims: false`);
+ * `parked`: parked sessions are taken the registry's way, in one statement a page.
+ */
+async function server(options: { claims: boolean; parked?: boolean }) {
   const serverId = randomUUID();
   await registerServer(db.sql, serverId);
-  const seen = { resumes: 0, inFlight: 0, maxInFlight: 0 };
+  const seen = { resumes: 0, inFlight: 0, maxInFlight: 0, parkedClaims: 0 };
   // What liveness.ts would answer: never declaring, presuming nobody live (a fresh server's view).
   const liveness: Judgement = { judgedAt: null, presumedLiveSince: null };
   const actors = {
+    async resumeParked(ids: readonly string[], judge: Judgement) {
+      seen.parkedClaims++;
+      if (!options.parked) return new Set<string>();
+      return new Set((await claimParkedSessions(db.sql, ids, serverId, judge)).map((t) => t.id));
+    },
     async resume(sessionId: string) {
       seen.resumes++;
       seen.inFlight++;
@@ -101,6 +110,20 @@ describe("taking over a stopped server's sessions", () => {
     expect(await s.owned(ids)).toBe(620);
     expect(s.seen.maxInFlight).toBeGreaterThan(1);
     expect(s.seen.maxInFlight).toBeLessThanOrEqual(8);
+  });
+
+  it("takes parked orphans a page a statement, and the others one by one", async () => {
+    await clearOrphans();
+    const parked = await orphans(620);
+    await db.sql`UPDATE sessions SET parked_seq = last_seq WHERE id = ANY(${parked}::uuid[])`;
+    const moved = await orphans(30);
+    const s = await server({ claims: true, parked: true });
+    await sweep(s.rt);
+    expect(await s.owned(parked)).toBe(620);
+    expect(await s.owned(moved)).toBe(30);
+    // Two pages of orphans: two statements for the parked ones, a claim each for the rest.
+    expect(s.seen.parkedClaims).toBe(2);
+    expect(s.seen.resumes).toBe(30);
   });
 
   it("goes on with the other orphans while one claim waits on a locked session row", async () => {

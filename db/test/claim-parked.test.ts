@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import {
+  channelFor,
+  claimParkedSessions,
+  JournalWriter,
+  NO_JUDGEMENT,
+  registerServer,
+  stopServer,
+} from "@aexhq/brain-db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { bareSession } from "../../testkit/session-rows.js";
+
+// A takeover of a stopped server's idle sessions claims the parked ones in one statement a page.
+// It takes only what a single claim would (parked with nothing since, active, no live owner),
+// bumps each fencing epoch, and skips a row another transaction holds rather than waiting for it.
+
+let db: TestDatabase;
+let writer: JournalWriter;
+const hostId = randomUUID();
+const gone = randomUUID();
+const live = randomUUID();
+const me = randomUUID();
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 4 });
+  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  for (const id of [gone, live, me]) await registerServer(db.sql, id);
+  await stopServer(db.sql, gone);
+  writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
+});
+afterAll(async () => {
+  await writer?.close();
+  await db?.drop();
+});
+
+async function session(owner: string, parked: boolean): Promise<string> {
+  const id = randomUUID();
+  await writer.submit(bareSession(id, hostId, owner));
+  if (parked) await db.sql`UPDATE sessions SET parked_seq = last_seq WHERE id = ${id}`;
+  return id;
+}
+
+const epochs = async (ids: string[]) =>
+  (
+    await db.sql<{ id: string; owner_id: string; owner_epoch: string }[]>`
+      SELECT id, owner_id, owner_epoch FROM sessions WHERE id = ANY(${ids}::uuid[])`
+  ).reduce<Record<string, { owner: string; epoch: number }>>((m, r) => {
+    m[r.id] = { owner: r.owner_id, epoch: Number(r.owner_epoch) };
+    return m;
+  }, {});
+
+describe("claiming parked sessions in one statement", () => {
+  it("takes the parked sessions of a stopped server, and nothing a single claim would refuse", async () => {
+    const parked = [await session(gone, true), await session(gone, true)];
+    const moved = await session(gone, false);
+    const ownedLive = await session(live, true);
+    const ended = await session(gone, true);
+    await db.sql`UPDATE sessions SET status = 'ended' WHERE id = ${ended}`;
+    const all = [...parked, moved, ownedLive, ended];
+    const before = await epochs(all);
+    const taken = await claimParkedSessions(db.sql, all, me, NO_JUDGEMENT);
+    expect(taken.map((t) => t.id).sort()).toEqual([...parked].sort());
+    const after = await epochs(all);
+    for (const id of parked) expect(after[id]).toEqual({ owner: me, epoch: before[id]!.epoch + 1 });
+    for (const id of [moved, ownedLive, ended]) expect(after[id]).toEqual(before[id]);
+  });
+
+  it("skips a session another transaction holds, without waiting for it", async () => {
+    const [held, free] = [await session(gone, true), await session(gone, true)];
+    const lock = await db.sql.reserve();
+    try {
+      await lock`BEGIN`;
+      await lock`SELECT 1 FROM sessions WHERE id = ${held} FOR UPDATE`;
+      const taken = await claimParkedSessions(db.sql, [held, free], me, NO_JUDGEMENT);
+      expect(taken.map((t) => t.id)).toEqual([free]);
+    } finally {
+      await lock`ROLLBACK`.catch(() => {});
+      lock.release();
+    }
+  });
+});
