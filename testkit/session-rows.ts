@@ -1,4 +1,5 @@
-import { createSession, type Sql, type WriteOp } from "@aexhq/brain-db";
+import { randomUUID } from "node:crypto";
+import { createSession, registerServer, type Sql, stopServer, type WriteOp } from "@aexhq/brain-db";
 
 /**
  * The write that creates a bare session for db-level tests: a scripted model with no steps, no
@@ -25,4 +26,14 @@ export function bareSession(
 /** Runs one write in a transaction of its own, outside any writer (so many can run concurrently). */
 export function runAlone<T>(sql: Sql, op: WriteOp<T>): Promise<T> {
   return sql.begin((tx) => op.run(tx)) as Promise<T>;
+}
+
+/** A host row and a stopped server: what takeover tests hang their orphaned sessions on. */
+export async function hostAndStoppedServer(sql: Sql): Promise<{ hostId: string; gone: string }> {
+  const hostId = randomUUID();
+  const gone = randomUUID();
+  await sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  await registerServer(sql, gone);
+  await stopServer(sql, gone);
+  return { hostId, gone };
 }

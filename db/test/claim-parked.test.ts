@@ -1,15 +1,8 @@
 import { randomUUID } from "node:crypto";
-import {
-  channelFor,
-  claimParkedSessions,
-  JournalWriter,
-  NO_JUDGEMENT,
-  registerServer,
-  stopServer,
-} from "@aexhq/brain-db";
+import { channelFor, claimParkedSessions, JournalWriter, NO_JUDGEMENT, registerServer } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
-import { bareSession } from "../../testkit/session-rows.js";
+import { bareSession, hostAndStoppedServer } from "../../testkit/session-rows.js";
 
 // A takeover of a stopped server's idle sessions claims the parked ones in one statement a page.
 // It takes only what a single claim would (parked with nothing since, active, no live owner),
@@ -17,16 +10,15 @@ import { bareSession } from "../../testkit/session-rows.js";
 
 let db: TestDatabase;
 let writer: JournalWriter;
-const hostId = randomUUID();
-const gone = randomUUID();
+let hostId: string;
+let gone: string;
 const live = randomUUID();
 const me = randomUUID();
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 4 });
-  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
-  for (const id of [gone, live, me]) await registerServer(db.sql, id);
-  await stopServer(db.sql, gone);
+  ({ hostId, gone } = await hostAndStoppedServer(db.sql));
+  for (const id of [live, me]) await registerServer(db.sql, id);
   writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
 });
 afterAll(async () => {

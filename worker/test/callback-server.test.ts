@@ -5,11 +5,11 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSession, registerServer, stopServer } from "@aexhq/brain-db";
+import { registerServer, stopServer } from "@aexhq/brain-db";
 import { expect, it } from "vitest";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { until } from "../../testkit/wait.js";
-import { callComponent, callRow, harnessForTests, waitForEnd, workerForTests } from "./support.js";
+import { callComponent, callRow, createPlacedSession, harnessForTests, waitForEnd, workerForTests } from "./support.js";
 
 /** The application: keeps each invocation's callback URL and answers without finishing the call. */
 async function startApp(): Promise<{ url: string; callbacks: string[]; close(): Promise<void> }> {
@@ -37,27 +37,16 @@ const h = harnessForTests();
 workerForTests(h);
 
 /** A session whose one tool ("app") the application serves over HTTP. */
-async function httpToolSession(): Promise<string> {
-  const id = randomUUID();
-  const placement = {
-    name: "app",
-    description: "Served by the application over HTTP.",
-    inputSchema: { type: "object" },
-    outputSchema: null,
-    env: { type: "host", name: "application", url: app.url },
-  };
-  await h.writer.submit(
-    createSession({
-      id,
-      hostId: null,
-      model: { provider: "scripted", script: [] },
-      tools: [placement],
-      metadata: {},
-      ownerId: h.ownerId,
-      created: { tools: ["app"] },
-    }),
-  );
-  return id;
+function httpToolSession(): Promise<string> {
+  return createPlacedSession(h, [
+    {
+      name: "app",
+      description: "Served by the application over HTTP.",
+      inputSchema: { type: "object" },
+      outputSchema: null,
+      env: { type: "host", name: "application", url: app.url },
+    },
+  ]);
 }
 
 it("waits for a server to beat again, then gives the application that server's URL", async () => {

@@ -3,13 +3,13 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSession, environmentSecret, SecretBox, secretAad } from "@aexhq/brain-db";
+import { environmentSecret, SecretBox, secretAad } from "@aexhq/brain-db";
 import postgres from "postgres";
 import { expect, it } from "vitest";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { until } from "../../testkit/wait.js";
-import { callComponent, harnessForTests, waitForEnd, workerForTests } from "./support.js";
+import { callComponent, createPlacedSession, harnessForTests, waitForEnd, workerForTests } from "./support.js";
 
 const api = startedBeforeAll(startApi);
 const h = harnessForTests();
@@ -51,30 +51,22 @@ async function createHttpSession(): Promise<string> {
     env: { type: "http", name: "github" },
     implementation: { type: "descriptor", descriptor: { type: "http_json", method: "GET", path: "/issues/{number}" } },
   };
-  await h.writer.submit(
-    createSession({
-      id,
-      hostId: null,
-      model: { provider: "scripted", script: [] },
-      tools: [placement],
-      metadata: {},
-      ownerId: h.ownerId,
-      created: { tools: ["issue"] },
-      secrets: [
-        {
-          name: secret,
-          sealed: box.seal(JSON.stringify({ authorization: "Bearer t0ken-1234" }), secretAad(id, secret)),
-        },
-      ],
-      environments: [
-        {
-          name: "github",
-          type: "http",
-          config: { baseUrl: api.url, headerNames: ["authorization"], setup: { method: "POST", path: "/setup" } },
-        },
-      ],
-    }),
-  );
+  await createPlacedSession(h, [placement], {
+    id,
+    secrets: [
+      {
+        name: secret,
+        sealed: box.seal(JSON.stringify({ authorization: "Bearer t0ken-1234" }), secretAad(id, secret)),
+      },
+    ],
+    environments: [
+      {
+        name: "github",
+        type: "http",
+        config: { baseUrl: api.url, headerNames: ["authorization"], setup: { method: "POST", path: "/setup" } },
+      },
+    ],
+  });
   return id;
 }
 

@@ -11,6 +11,7 @@ import {
   createSession,
   enqueueWorkerJob,
   JournalWriter,
+  type NewSession,
   registerServer,
   type Sql,
   startBoss,
@@ -92,21 +93,36 @@ export async function createComponentSession(
     implementation: { type: "component", sha256: t.sha256 },
     ...(t.options === undefined ? {} : { options: t.options }),
   }));
-  await h.writer.submit(
-    createSession({
-      id,
-      hostId: null,
-      model,
-      tools: placements,
-      metadata: {},
-      ownerId: h.ownerId,
-      created: { tools: placements.map((p) => p.name) },
-    }),
-  );
+  await createPlacedSession(h, placements, { id, model });
   for (const [path, content] of Object.entries(workspace)) {
     await h.db
       .sql`INSERT INTO workspace_files (session_id, path, content) VALUES (${id}, ${path}, ${Buffer.from(content)})`;
   }
+  return id;
+}
+
+/**
+ * A session owned by the harness's server row with these placed tools, and whatever else of a
+ * session `extra` gives (its id, model, secrets, Environments); returns its id.
+ */
+export async function createPlacedSession(
+  h: Harness,
+  placements: ({ name: string } & Record<string, unknown>)[],
+  extra: Partial<Omit<NewSession, "tools" | "ownerId" | "created">> = {},
+): Promise<string> {
+  const id = extra.id ?? randomUUID();
+  await h.writer.submit(
+    createSession({
+      hostId: null,
+      model: { provider: "scripted", script: [] },
+      metadata: {},
+      ...extra,
+      id,
+      tools: placements,
+      ownerId: h.ownerId,
+      created: { tools: placements.map((p) => p.name) },
+    }),
+  );
   return id;
 }
 

@@ -7,11 +7,10 @@ import {
   type Judgement,
   orphanedSessions,
   registerServer,
-  stopServer,
 } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
-import { bareSession } from "../../../testkit/session-rows.js";
+import { bareSession, hostAndStoppedServer } from "../../../testkit/session-rows.js";
 import { until } from "../../../testkit/wait.js";
 import { JUDGE_AFTER_MS, Liveness } from "../../src/liveness.js";
 import { type RecoveryDeps, sweep } from "../../src/recovery.js";
@@ -25,14 +24,12 @@ import { type RecoveryDeps, sweep } from "../../src/recovery.js";
 
 let db: TestDatabase;
 let writer: JournalWriter;
-const hostId = randomUUID();
-const gone = randomUUID();
+let hostId: string;
+let gone: string;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 12 });
-  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
-  await registerServer(db.sql, gone);
-  await stopServer(db.sql, gone);
+  ({ hostId, gone } = await hostAndStoppedServer(db.sql));
   writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
 });
 afterAll(async () => {
