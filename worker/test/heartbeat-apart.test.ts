@@ -25,7 +25,7 @@ it("keeps beating while its periodic requeue of lost jobs waits on a lock", asyn
     await until("a beat 7 s into the lock", async () => (await beatAt()) > lockedAt + 7_000, 30_000);
     const [waiting] = await h.db.sql<{ n: number }[]>`
       SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE wait_event_type = 'Lock' AND query LIKE '%requeued_at%'`;
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%requeued_at%'`;
     expect(waiting!.n).toBe(1);
   } finally {
     await lock`ROLLBACK`.catch(() => {});
