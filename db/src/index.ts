@@ -138,6 +138,7 @@ export {
 } from "./ops/operator.js";
 export {
   type Claim,
+  type ClaimedSession,
   claimParkedSessions,
   claimSession,
   type Judgement,

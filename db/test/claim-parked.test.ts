@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { channelFor, claimParkedSessions, JournalWriter, NO_JUDGEMENT, registerServer } from "@aexhq/brain-db";
+import {
+  channelFor,
+  claimParkedSessions,
+  claimSession,
+  JournalWriter,
+  NO_JUDGEMENT,
+  registerServer,
+} from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession, hostAndStoppedServer } from "../../testkit/session-rows.js";
@@ -7,6 +14,7 @@ import { bareSession, hostAndStoppedServer } from "../../testkit/session-rows.js
 // A takeover of a stopped server's idle sessions claims the parked ones in one statement a page.
 // It takes only what a single claim would (parked with nothing since, active, no live owner),
 // bumps each fencing epoch, and skips a row another transaction holds rather than waiting for it.
+// A single claim of a session that was not parked answers its routing with it (no read after).
 
 let db: TestDatabase;
 let writer: JournalWriter;
@@ -70,5 +78,20 @@ describe("claiming parked sessions in one statement", () => {
       await lock`ROLLBACK`.catch(() => {});
       lock.release();
     }
+  });
+  it("a single claim answers what the Agentloop starts from, unless the session was parked", async () => {
+    const moved = await session(gone, false);
+    await db.sql`INSERT INTO session_hosts (session_id, env_name, host_id) VALUES (${moved}, 'search', ${hostId})`;
+    const claim = await claimSession(db.sql, moved, me, NO_JUDGEMENT);
+    expect(claim?.parked).toBe(false);
+    expect(claim?.session).toEqual({
+      id: moved,
+      hostId,
+      model: { provider: "scripted", script: [] },
+      tools: [],
+      namedHosts: { search: hostId },
+    });
+    const parked = await session(gone, true);
+    expect(await claimSession(db.sql, parked, me, NO_JUDGEMENT)).toMatchObject({ parked: true, session: null });
   });
 });

@@ -42,6 +42,20 @@ export interface Claim {
   lastSeq: number;
   /** Parked at `lastSeq` (migration 0018): nothing has happened since its Agentloop had nothing to do. */
   parked: boolean;
+  /** What its Agentloop starts from, read by the claim itself; null when parked (nothing starts). */
+  session: ClaimedSession | null;
+}
+
+/** A claimed session's routing and model, as its Agentloop needs them. */
+export interface ClaimedSession {
+  /** As the database spells it. */
+  id: string;
+  hostId: string | null;
+  /** `sessions.model` as stored (the provider's key is a secret of its own). */
+  model: unknown;
+  tools: unknown[];
+  /** The named host serving each environment name (`session_hosts`). */
+  namedHosts: Record<string, string>;
 }
 
 /**
@@ -54,13 +68,20 @@ export async function claimSession(
   serverId: string,
   judge: Judgement = NO_JUDGEMENT,
 ): Promise<Claim | null> {
-  const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean }[]>`
+  // The session's routing comes back with the claim (not for a parked one, which starts nothing):
+  // a resume reads neither the session row nor its named hosts after it.
+  const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean; session: ClaimedSession | null }[]>`
     UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     WHERE s.id = ${sessionId} AND s.status = 'active'
       AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
             SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
-    RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked`;
-  return row ? { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked } : null;
+    RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked,
+      CASE WHEN s.parked_seq IS DISTINCT FROM s.last_seq THEN jsonb_build_object(
+        'id', s.id, 'hostId', s.host_id, 'model', s.model, 'tools', s.tools,
+        'namedHosts', (SELECT coalesce(jsonb_object_agg(sh.env_name, sh.host_id), '{}'::jsonb)
+                       FROM session_hosts sh WHERE sh.session_id = s.id)) END AS session`;
+  if (!row) return null;
+  return { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked, session: row.session };
 }
 
 /**

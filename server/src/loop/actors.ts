@@ -3,11 +3,9 @@ import { sessionModelConfig } from "@aexhq/brain-core/models";
 import {
   claimParkedSessions,
   claimSession,
-  getSession,
   type Judgement,
   markParked,
   parkedSessionsAhead,
-  sessionNamedHosts,
   Touch,
   type WrittenRecord,
 } from "@aexhq/brain-db";
@@ -156,12 +154,11 @@ export class ActorRegistry {
         return "parked";
       }
       const epoch = claim.epoch;
-      const row = await getSession(this.rt.sql, sessionId);
-      if (!row) return null;
+      const row = claim.session!;
       const info = {
         id: row.id,
-        hostId: row.host_id,
-        namedHosts: await sessionNamedHosts(this.rt.sql, row.id),
+        hostId: row.hostId,
+        namedHosts: row.namedHosts,
         model: await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model),
         tools: row.tools as ToolPlacement[],
       };
