@@ -10,9 +10,10 @@ import { value } from "./stats.js";
  * as in session_memory) are left idle on server A:
  *
  * - `takeover.killed`: A is killed (SIGKILL), so nothing marks its sessions, and once its heartbeat
- *   is stale a new server B resumes every one: a claim, three reads and the journal's replay each.
+ *   is stale a new server B resumes every one: a claim (answering the session's routing), the
+ *   model's secret where the provider has one, and the journal's replay each.
  * - `takeover`: B then stops as a server does (SIGTERM), marking every idle session it runs as
- *   parked (`sessions.parked_seq`), and a new server C owns them all parked, a claim each.
+ *   parked (`sessions.parked_seq`), and a new server C owns them all parked, a statement a page.
  *
  * Each is measured from the new server's spawn until a live server owns every session.
  */
@@ -65,7 +66,7 @@ export const takeover: Scenario = {
             note: `${note("stopped", stopped.readyMs)}: each marked parked on the way out, and owned parked`,
           }),
           value("takeover.killed", "ms", count, killed.ms, {
-            note: `${note("killed (SIGKILL)", killed.readyMs)}: each resumed with a claim, three reads and its journal`,
+            note: `${note("killed (SIGKILL)", killed.readyMs)}: each resumed with a claim and its journal`,
           }),
           value("takeover.empty_start", "ms", 1, emptyStartMs, { note: "the same server's start before any session" }),
           value("takeover.rate", "sessions/s", count, (count / stopped.ms) * 1000),
