@@ -5,6 +5,7 @@ import {
   claimSession,
   JournalWriter,
   type Judgement,
+  NO_JUDGEMENT,
   orphanedSessions,
   registerServer,
 } from "@aexhq/brain-db";
@@ -20,7 +21,9 @@ import { type RecoveryDeps, sweep } from "../../src/recovery.js";
 // at a time, and a claim held up on a locked session row does not hold up the rest. Back from an
 // outage, it leaves the sessions of owners that were as alive as itself before it. The registry
 // of actors and the liveness verdicts are the only things replaced here: resume claims for real
-// and records how many claims ran at once.
+// and records how many claims ran at once. The claim statements themselves: a page's parked
+// sessions in one statement, taking only what a single claim would and skipping a held row rather
+// than waiting for it; a single claim answering the session's routing unless it was parked.
 
 let db: TestDatabase;
 let writer: JournalWriter;
@@ -229,5 +232,76 @@ describe("taking over a stopped server's sessions", () => {
       SELECT stopped_at IS NOT NULL AS stopped FROM servers WHERE id = ${frozen}`;
     expect(row?.stopped).toBe(true);
     expect(await s.owned(ids)).toBe(3);
+  });
+});
+
+/** An active session owned by `owner`, parked with nothing since when `parked`. */
+async function ownedSession(owner: string, parked: boolean): Promise<string> {
+  const id = randomUUID();
+  await writer.submit(bareSession(id, hostId, owner));
+  if (parked) await db.sql`UPDATE sessions SET parked_seq = last_seq WHERE id = ${id}`;
+  return id;
+}
+
+async function owners(ids: string[]): Promise<Record<string, { owner: string; epoch: number }>> {
+  const rows = await db.sql<{ id: string; owner_id: string; owner_epoch: string }[]>`
+    SELECT id, owner_id, owner_epoch FROM sessions WHERE id = ANY(${ids}::uuid[])`;
+  return Object.fromEntries(rows.map((r) => [r.id, { owner: r.owner_id, epoch: Number(r.owner_epoch) }]));
+}
+
+/** Two servers registered now (so both beat fresh for the test): the claimer and a live owner. */
+async function claimerAndLiveOwner(): Promise<{ me: string; live: string }> {
+  const [me, live] = [randomUUID(), randomUUID()];
+  for (const id of [me, live]) await registerServer(db.sql, id);
+  return { me, live };
+}
+
+describe("claim statements", () => {
+  it("claims a page's parked sessions in one statement, nothing a single claim would refuse", async () => {
+    const { me, live } = await claimerAndLiveOwner();
+    const parked = [await ownedSession(gone, true), await ownedSession(gone, true)];
+    const moved = await ownedSession(gone, false);
+    const ownedLive = await ownedSession(live, true);
+    const ended = await ownedSession(gone, true);
+    await db.sql`UPDATE sessions SET status = 'ended' WHERE id = ${ended}`;
+    const all = [...parked, moved, ownedLive, ended];
+    const before = await owners(all);
+    const taken = await claimParkedSessions(db.sql, all, me, NO_JUDGEMENT);
+    expect(taken.map((t) => t.id).sort()).toEqual([...parked].sort());
+    const after = await owners(all);
+    for (const id of parked) expect(after[id]).toEqual({ owner: me, epoch: before[id]!.epoch + 1 });
+    for (const id of [moved, ownedLive, ended]) expect(after[id]).toEqual(before[id]);
+  });
+
+  it("skips a parked session another transaction holds, without waiting for it", async () => {
+    const { me } = await claimerAndLiveOwner();
+    const [held, free] = [await ownedSession(gone, true), await ownedSession(gone, true)];
+    const lock = await db.sql.reserve();
+    try {
+      await lock`BEGIN`;
+      await lock`SELECT 1 FROM sessions WHERE id = ${held} FOR UPDATE`;
+      const taken = await claimParkedSessions(db.sql, [held, free], me, NO_JUDGEMENT);
+      expect(taken.map((t) => t.id)).toEqual([free]);
+    } finally {
+      await lock`ROLLBACK`.catch(() => {});
+      lock.release();
+    }
+  });
+
+  it("a single claim answers what the Agentloop starts from, unless the session was parked", async () => {
+    const { me } = await claimerAndLiveOwner();
+    const moved = await ownedSession(gone, false);
+    await db.sql`INSERT INTO session_hosts (session_id, env_name, host_id) VALUES (${moved}, 'search', ${hostId})`;
+    const claim = await claimSession(db.sql, moved, me, NO_JUDGEMENT);
+    expect(claim?.parked).toBe(false);
+    expect(claim?.session).toEqual({
+      id: moved,
+      hostId,
+      model: { provider: "scripted", script: [] },
+      tools: [],
+      namedHosts: { search: hostId },
+    });
+    const parked = await ownedSession(gone, true);
+    expect(await claimSession(db.sql, parked, me, NO_JUDGEMENT)).toMatchObject({ parked: true, session: null });
   });
 });
