@@ -40,6 +40,7 @@ export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
 export { isDataException } from "./errors.js";
 export { asStoredJson } from "./jsonb-order.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
+export { surviveLostConnections } from "./lost-connections.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
 export { appliedVersions, bossInstalled, migrationScript, pendingMigrations } from "./migrate-script.js";
 export {

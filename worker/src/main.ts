@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Entry point of `npm run worker`: the only place that reads the environment.
+import { surviveLostConnections } from "@aexhq/brain-db";
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./worker.js";
 
@@ -26,6 +27,7 @@ const shutdown = () => {
 };
 process.on("SIGTERM", shutdown);
 process.on("SIGINT", shutdown);
+surviveLostConnections((message) => process.stderr.write(`brain-worker: ${message}\n`));
 
 async function main(): Promise<void> {
   const config = parseWorkerConfig(process.env);

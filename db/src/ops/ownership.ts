@@ -35,6 +35,15 @@ export function liveServer(sql: Sql | TransactionSql, judge: Judgement) {
     OR v.heartbeat_at >= ${judge.presumedLiveSince}::timestamptz)`;
 }
 
+/**
+ * Whether session row `s` has no live owner for `judge`: none, or one that no longer counts as
+ * live. Every statement that finds or takes an orphaned session says it with this.
+ */
+export function withoutLiveOwner(sql: Sql | TransactionSql, judge: Judgement) {
+  return sql`(s.owner_id IS NULL OR NOT EXISTS (
+    SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))`;
+}
+
 /** A claim's answer: the new fencing epoch, and whether the session was parked with nothing since. */
 export interface Claim {
   epoch: number;
@@ -73,8 +82,7 @@ export async function claimSession(
   const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean; session: ClaimedSession | null }[]>`
     UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     WHERE s.id = ${sessionId} AND s.status = 'active'
-      AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
-            SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
+      AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
     RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked,
       CASE WHEN s.parked_seq IS DISTINCT FROM s.last_seq THEN jsonb_build_object(
         'id', s.id, 'hostId', s.host_id, 'model', s.model, 'tools', s.tools,
@@ -103,8 +111,7 @@ export async function claimParkedSessions(
       SELECT s.id FROM sessions s
       WHERE s.id = ANY(${sql.array(ids as string[])}::uuid[]) AND s.status = 'active'
         AND s.parked_seq = s.last_seq
-        AND (s.owner_id IS NULL OR s.owner_id = ${serverId} OR NOT EXISTS (
-              SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
+        AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
       FOR UPDATE OF s SKIP LOCKED
     )
     UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
@@ -143,8 +150,7 @@ export async function sessionOwner(
 export async function orphanedSessions(sql: Sql, limit = 500, judge: Judgement = NO_JUDGEMENT): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
     SELECT s.id FROM sessions s
-    WHERE s.status = 'active' AND (s.owner_id IS NULL OR NOT EXISTS (
-      SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))
+    WHERE s.status = 'active' AND ${withoutLiveOwner(sql, judge)}
     LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }
