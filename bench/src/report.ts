@@ -151,7 +151,43 @@ export function ratios(figures: Figure[]): Ratio[] {
       how: "(server + host + postgres cores) ÷ tool_throughput calls/s",
     });
   }
-  out.push(...stackRatios(figures));
+  out.push(...stackRatios(figures), ...journalRatios(figures));
+  return out;
+}
+
+/**
+ * Brain's own journal commit alone (floor_journal) against the physical floor, and the sequential
+ * paths against it: of each path's distance from floor_commit, how much is the journal's statement
+ * and how much the processes around it.
+ */
+function journalRatios(figures: Figure[]): Ratio[] {
+  const out: Ratio[] = [];
+  const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
+    if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
+  };
+  const one = p50(figures, "floor_journal.append");
+  const three = p50(figures, "floor_journal.append_3");
+  push(
+    "floor_journal ÷ floor_commit",
+    one,
+    p50(figures, "floor_commit"),
+    "floor_journal.append p50 ÷ floor_commit p50",
+  );
+  const textCommits = figureValue(figures, "turn_text.commits");
+  if (textCommits !== undefined && three !== undefined) {
+    push(
+      "turn_text ÷ floor_journal",
+      p50(figures, "turn_text"),
+      textCommits * three,
+      `p50 ÷ (${textCommits} commits/turn × floor_journal.append_3 p50)`,
+    );
+  }
+  push(
+    "emit ÷ floor_journal",
+    p50(figures, "emit"),
+    one,
+    "p50 ÷ floor_journal.append p50 (an emit commits one record)",
+  );
   return out;
 }
 

@@ -19,6 +19,7 @@ import {
 import { adminSql, postgresInfo, resolveCluster, type StatementStat } from "./database.js";
 import { emit } from "./emit.js";
 import { floorCommit } from "./floor-commit.js";
+import { floorJournal } from "./floor-journal.js";
 import { floorStack } from "./floor-stack.js";
 import { graphileRoundtrip } from "./graphile-roundtrip.js";
 import { journalSize } from "./journal-size.js";
@@ -42,6 +43,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 const SCENARIOS: Scenario[] = [
   floorCommit,
+  floorJournal,
   floorStack,
   pgbossRoundtrip,
   graphileRoundtrip,

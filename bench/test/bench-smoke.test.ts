@@ -37,9 +37,12 @@ describe("npm run bench -- --quick", () => {
 
   it("runs a short subset and writes well-formed JSON", { timeout: 120_000 }, async () => {
     const out = join(dir, "latest.json");
-    const { code, output } = await run(["--quick", "--only", "floor_commit,floor_stack,turn_text", "--out", out], {
-      DATABASE_URL: inject("brainAdminUrl"),
-    });
+    const { code, output } = await run(
+      ["--quick", "--only", "floor_commit,floor_journal,floor_stack,turn_text", "--out", out],
+      {
+        DATABASE_URL: inject("brainAdminUrl"),
+      },
+    );
     expect(code, output).toBe(0);
     const report = JSON.parse(readFileSync(out, "utf8")) as {
       date: string;
@@ -47,6 +50,7 @@ describe("npm run bench -- --quick", () => {
       postgres: { version: string; fsync: string };
       figures: Record<string, unknown>[];
       targets: { target: string; measured: string; met: boolean | null; stack?: { measured: string } }[];
+      ratios: { name: string; value: number }[];
       errors: unknown[];
     };
     expect(Number.isNaN(Date.parse(report.date))).toBe(false);
@@ -60,6 +64,8 @@ describe("npm run bench -- --quick", () => {
       expect.arrayContaining([
         "floor_commit",
         "floor_commit.notify_c8",
+        "floor_journal.append",
+        "floor_journal.append_3",
         "turn_text",
         "floor_stack.turn_text",
         "floor_stack.dispatch",
@@ -82,6 +88,9 @@ describe("npm run bench -- --quick", () => {
         expect(figure.kind).toBe("value");
       }
     }
+    // Brain's journal commit alone, beside the physical floor: the text turn is read against both.
+    const ratioNames = report.ratios.map((r) => r.name);
+    expect(ratioNames).toEqual(expect.arrayContaining(["floor_journal ÷ floor_commit", "turn_text ÷ floor_journal"]));
     expect(report.targets.length).toBeGreaterThan(0);
     // The text-turn target, measured on Brain and on the bare stack in the same run.
     const turn = report.targets.find((t) => t.target.startsWith("turn_text p50"));

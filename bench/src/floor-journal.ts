@@ -1,0 +1,94 @@
+import { randomUUID } from "node:crypto";
+import {
+  appendRecords,
+  channelFor,
+  connect,
+  createSession,
+  JournalWriter,
+  migrate,
+  registerServer,
+  type Sql,
+} from "@aexhq/brain-db";
+import type { Scenario } from "./context.js";
+import { CpuMeter } from "./proc.js";
+import { type Figure, latency } from "./stats.js";
+
+const SCHEMA = "brain";
+
+/**
+ * Brain's own journal commit, alone: the server's JournalWriter appending to one session, each
+ * append awaited before the next, with no server, host, HTTP or Agentloop around it. It sits
+ * between `floor_commit` (the physical floor) and the Brain scenarios: what a sequential step
+ * costs in Brain's journal statement (dense sequences under the session row's lock, the writer's
+ * mark, the NOTIFY of its keys) against what it costs in the processes around it.
+ */
+export const floorJournal: Scenario = {
+  name: "floor_journal",
+  baseline: true,
+  async run(ctx) {
+    const sql = connect(ctx.databaseUrl, { schema: SCHEMA, max: 2, applicationName: "bench-floor-journal" });
+    const writer = new JournalWriter(sql, { channel: channelFor(SCHEMA), origin: randomUUID() });
+    try {
+      await migrate(sql, SCHEMA);
+      const sessionId = await bareSession(sql, writer);
+      const n = ctx.quick ? 1_000 : 5_000;
+      const one = () => appendRecords(sessionId, [{ kind: "bench.one", payload: { call: 1, data: { k: 1 } } }]);
+      // A text turn's first commit: the user's message, the activation it starts and its model call.
+      const three = () =>
+        appendRecords(sessionId, [
+          { kind: "bench.user_message", payload: { text: "hello" } },
+          { kind: "bench.activation_started", payload: { cause: "user_message" } },
+          { kind: "bench.model_call_started", payload: { model: "scripted" } },
+        ]);
+      for (let i = 0; i < 200; i++) await writer.submit(i % 2 ? one() : three());
+      const oneMs: number[] = [];
+      const threeMs: number[] = [];
+      const cpu = new CpuMeter(() => ({ bench: process.pid }), ctx.database);
+      cpu.start();
+      // Interleaved, so that both figures see the same moments of a shared machine.
+      for (let i = 0; i < n; i++) {
+        let a = performance.now();
+        await writer.submit(one());
+        oneMs.push(performance.now() - a);
+        a = performance.now();
+        await writer.submit(three());
+        threeMs.push(performance.now() - a);
+      }
+      cpu.stop();
+      const figures: Figure[] = [
+        latency("floor_journal.append", oneMs, {
+          note: "JournalWriter: one record appended and committed (BEGIN, mark, append, NOTIFY, COMMIT), sequential",
+          cpu: cpu.last,
+        }),
+        latency("floor_journal.append_3", threeMs, {
+          note: "the same with three records in one append (a text turn's first commit)",
+        }),
+      ];
+      return { figures };
+    } finally {
+      await writer.close();
+      await sql.end();
+    }
+  },
+};
+
+/** A server, a host and an active session with nothing in it, as the journal needs them. */
+async function bareSession(sql: Sql, writer: JournalWriter): Promise<string> {
+  const serverId = randomUUID();
+  const hostId = randomUUID();
+  const id = randomUUID();
+  await registerServer(sql, serverId);
+  await sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  await writer.submit(
+    createSession({
+      id,
+      hostId,
+      model: { provider: "scripted", script: [] },
+      tools: [],
+      metadata: {},
+      ownerId: serverId,
+      created: {},
+    }),
+  );
+  return id;
+}
