@@ -8,6 +8,7 @@ import {
   migrate,
   registerServer,
   type Sql,
+  transitionCall,
 } from "@aexhq/brain-db";
 import type { Scenario } from "./context.js";
 import { CpuMeter } from "./proc.js";
@@ -20,7 +21,8 @@ const SCHEMA = "brain";
  * append awaited before the next, with no server, host, HTTP or Agentloop around it. It sits
  * between `floor_commit` (the physical floor) and the Brain scenarios: what a sequential step
  * costs in Brain's journal statement (dense sequences under the session row's lock, the writer's
- * mark, the NOTIFY of its keys) against what it costs in the processes around it.
+ * mark, the NOTIFY of its keys) against what it costs in the processes around it. An emit's commit
+ * is a call transition (the open-call check, the activation's budget, the call row), timed too.
  */
 export const floorJournal: Scenario = {
   name: "floor_journal",
@@ -30,7 +32,10 @@ export const floorJournal: Scenario = {
     const writer = new JournalWriter(sql, { channel: channelFor(SCHEMA), origin: randomUUID() });
     try {
       await migrate(sql, SCHEMA);
-      const sessionId = await bareSession(sql, writer);
+      const { sessionId, hostId } = await bareSession(sql, writer);
+      const call = await openCall(writer, sessionId, hostId);
+      const emit = () =>
+        transitionCall({ ...call, hostId }, { type: "emit", kind: "bench.tick", data: { k: 1 } }, 1e15);
       const n = ctx.quick ? 1_000 : 5_000;
       const one = () => appendRecords(sessionId, [{ kind: "bench.one", payload: { call: 1, data: { k: 1 } } }]);
       // A text turn's first commit: the user's message, the activation it starts and its model call.
@@ -40,9 +45,13 @@ export const floorJournal: Scenario = {
           { kind: "bench.activation_started", payload: { cause: "user_message" } },
           { kind: "bench.model_call_started", payload: { model: "scripted" } },
         ]);
-      for (let i = 0; i < 200; i++) await writer.submit(i % 2 ? one() : three());
+      for (let i = 0; i < 200; i++) {
+        await writer.submit(i % 2 ? one() : three());
+        await writer.submit(emit());
+      }
       const oneMs: number[] = [];
       const threeMs: number[] = [];
+      const emitMs: number[] = [];
       const cpu = new CpuMeter(() => ({ bench: process.pid }), ctx.database);
       cpu.start();
       // Interleaved, so that both figures see the same moments of a shared machine.
@@ -53,6 +62,10 @@ export const floorJournal: Scenario = {
         a = performance.now();
         await writer.submit(three());
         threeMs.push(performance.now() - a);
+        a = performance.now();
+        const emitted = await writer.submit(emit());
+        emitMs.push(performance.now() - a);
+        if (emitted.seq === null) throw new Error("floor_journal: the emit found its call closed");
       }
       cpu.stop();
       const figures: Figure[] = [
@@ -62,6 +75,9 @@ export const floorJournal: Scenario = {
         }),
         latency("floor_journal.append_3", threeMs, {
           note: "the same with three records in one append (a text turn's first commit)",
+        }),
+        latency("floor_journal.emit", emitMs, {
+          note: "one emit's transition on an open call committed (an `emit` scenario's commit), sequential",
         }),
       ];
       return { figures };
@@ -73,7 +89,7 @@ export const floorJournal: Scenario = {
 };
 
 /** A server, a host and an active session with nothing in it, as the journal needs them. */
-async function bareSession(sql: Sql, writer: JournalWriter): Promise<string> {
+async function bareSession(sql: Sql, writer: JournalWriter): Promise<{ sessionId: string; hostId: string }> {
   const serverId = randomUUID();
   const hostId = randomUUID();
   const id = randomUUID();
@@ -90,5 +106,28 @@ async function bareSession(sql: Sql, writer: JournalWriter): Promise<string> {
       created: {},
     }),
   );
-  return id;
+  return { sessionId: id, hostId };
+}
+
+/** A running call of the host's, dispatched: what emits report on. */
+async function openCall(writer: JournalWriter, sessionId: string, hostId: string) {
+  const started = await writer.submit(
+    appendRecords(sessionId, [
+      {
+        kind: "tool_call_started",
+        payload: { name: "bench_emit", input: {} },
+        call: {
+          tool: "bench_emit",
+          activationSeq: null,
+          hostId,
+          connectionId: null,
+          state: "running",
+          deadlineAt: null,
+        },
+      },
+    ]),
+  );
+  const seq = started.records[0]?.seq;
+  if (seq === undefined) throw new Error("floor_journal: the call was not started");
+  return { sessionId, seq };
 }

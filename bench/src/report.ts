@@ -165,14 +165,16 @@ function journalRatios(figures: Figure[]): Ratio[] {
   const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
     if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
   };
-  const one = p50(figures, "floor_journal.append");
+  const floor = p50(figures, "floor_commit");
   const three = p50(figures, "floor_journal.append_3");
+  const emitAlone = p50(figures, "floor_journal.emit");
   push(
     "floor_journal ÷ floor_commit",
-    one,
-    p50(figures, "floor_commit"),
+    p50(figures, "floor_journal.append"),
+    floor,
     "floor_journal.append p50 ÷ floor_commit p50",
   );
+  push("floor_journal.emit ÷ floor_commit", emitAlone, floor, "p50 ÷ floor_commit p50");
   const textCommits = figureValue(figures, "turn_text.commits");
   if (textCommits !== undefined && three !== undefined) {
     push(
@@ -182,12 +184,7 @@ function journalRatios(figures: Figure[]): Ratio[] {
       `p50 ÷ (${textCommits} commits/turn × floor_journal.append_3 p50)`,
     );
   }
-  push(
-    "emit ÷ floor_journal",
-    p50(figures, "emit"),
-    one,
-    "p50 ÷ floor_journal.append p50 (an emit commits one record)",
-  );
+  push("emit ÷ floor_journal", p50(figures, "emit"), emitAlone, "p50 ÷ floor_journal.emit p50 (the same commit alone)");
   return out;
 }
 

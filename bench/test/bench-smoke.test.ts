@@ -66,6 +66,7 @@ describe("npm run bench -- --quick", () => {
         "floor_commit.notify_c8",
         "floor_journal.append",
         "floor_journal.append_3",
+        "floor_journal.emit",
         "turn_text",
         "floor_stack.turn_text",
         "floor_stack.dispatch",
