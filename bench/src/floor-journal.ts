@@ -95,14 +95,16 @@ async function bareSession(sql: Sql, writer: JournalWriter): Promise<{ sessionId
   const id = randomUUID();
   await registerServer(sql, serverId);
   await sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  // Named in its metadata: a database kept with --keep-db shows which scenario wrote it.
+  const model = { provider: "scripted", script: [] };
   await writer.submit(
     createSession({
       id,
       hostId,
-      model: { provider: "scripted", script: [] },
-      tools: [],
-      metadata: {},
       ownerId: serverId,
+      model,
+      tools: [],
+      metadata: { bench: "floor_journal" },
       created: {},
     }),
   );

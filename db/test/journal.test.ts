@@ -3,7 +3,6 @@ import {
   appendRecords,
   type CommitKeys,
   channelFor,
-  createSession,
   emptyKeys,
   encodeKeys,
   endCalls,
@@ -14,6 +13,7 @@ import {
 } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { bareSession } from "../../testkit/session-rows.js";
 
 let db: TestDatabase;
 let other: Sql;
@@ -29,17 +29,7 @@ function writer(sql: Sql, onCommit?: (keys: CommitKeys) => void): JournalWriter 
 
 async function newSession(w: JournalWriter): Promise<string> {
   const id = randomUUID();
-  await w.submit(
-    createSession({
-      id,
-      hostId,
-      model: { provider: "scripted", script: [] },
-      tools: [],
-      metadata: {},
-      ownerId: serverId,
-      created: {},
-    }),
-  );
+  await w.submit(bareSession(id, hostId, serverId));
   return id;
 }
 
