@@ -9,16 +9,25 @@ export const DEADLINE_QUEUE = "brain-deadlines";
 export const WORKER_QUEUE = "brain-calls";
 
 /**
- * pg-boss, in a schema named after Brain's. Its LISTEN/NOTIFY wake-up is on (about 4 ms from send
- * to handler instead of polling), and nothing is retried: a deadline job that fails is replaced by
- * the next second's, and component jobs (later) must run at most once.
+ * pg-boss, in a schema named after Brain's. Nothing is retried: a deadline job that fails is
+ * replaced by the next second's, and component jobs must run at most once.
+ *
+ * `listen`: its LISTEN/NOTIFY wake-up (about 4 ms from send to handler instead of polling), for a
+ * process that works a notifying queue (the worker, `WORKER_QUEUE`). A process that only sends to
+ * it or polls turns it off: Postgres wakes every listening backend of the database on every
+ * notifying commit, whatever its channel, so an idle listener costs a wake-up per journal commit.
  */
-export async function startBoss(url: string, schema: string, onError: (error: unknown) => void): Promise<PgBoss> {
+export async function startBoss(
+  url: string,
+  schema: string,
+  onError: (error: unknown) => void,
+  options: { listen: boolean } = { listen: true },
+): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
     schema: bossSchemaFor(schema),
     max: 4,
-    useListenNotify: true,
+    useListenNotify: options.listen,
     application_name: "brain-boss",
   });
   boss.on("error", onError);

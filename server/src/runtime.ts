@@ -115,10 +115,17 @@ export async function startRuntime(
     availability,
     ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
-  const boss = await startBoss(databaseUrl, config.schema, (err) => {
-    availability.observe(err);
-    log.warn({ err }, "pg-boss error");
-  });
+  // The server works only the deadline queue, which is polled (its jobs are deferred), and sends
+  // worker jobs: pg-boss's LISTEN would only be woken, on every journal commit, for nothing.
+  const boss = await startBoss(
+    databaseUrl,
+    config.schema,
+    (err) => {
+      availability.observe(err);
+      log.warn({ err }, "pg-boss error");
+    },
+    { listen: false },
+  );
   const deadlineJobs = new DeadlineJobs(boss, writer);
   const secrets = new SecretBox(config.secretKey);
   await deadlineJobs.startWorker((err) => {

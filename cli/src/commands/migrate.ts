@@ -41,7 +41,7 @@ export async function migrateCommand(args: string[], env: CliEnv): Promise<numbe
   const result = await withDatabase(env, async (sql, url) => {
     const applied = await migrate(sql, env.schema);
     // pg-boss installs (or upgrades) its schema on start; its queues get Brain's settings.
-    const boss = await startBoss(url, env.schema, () => {});
+    const boss = await startBoss(url, env.schema, () => {}, { listen: false });
     await boss.stop({ graceful: false, timeout: 1000 });
     return { schema: env.schema, applied, version: loadMigrations().length };
   });
