@@ -43,15 +43,21 @@ function stepRatios(figures: Figure[], floor: number): Ratio[] {
   return out;
 }
 
-export function ratios(figures: Figure[]): Ratio[] {
+/** A list of ratios, and the push that adds `a ÷ b` when both were measured. */
+function ratioList() {
   const out: Ratio[] = [];
+  const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
+    if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
+  };
+  return { out, push };
+}
+
+export function ratios(figures: Figure[]): Ratio[] {
+  const { out, push } = ratioList();
   const floor = p50(figures, "floor_commit");
   const toListener = p50(figures, "floor_notify.commit_to_listener");
   const boss = p50(figures, "pgboss_roundtrip");
   const bossRate = rateOf(figures, "pgboss_roundtrip.throughput");
-  const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
-    if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
-  };
   if (floor !== undefined) {
     const textCommits = figureValue(figures, "turn_text.commits");
     const toolCommits = figureValue(figures, "turn_one_tool.commits");
@@ -161,10 +167,7 @@ export function ratios(figures: Figure[]): Ratio[] {
  * and how much the processes around it.
  */
 function journalRatios(figures: Figure[]): Ratio[] {
-  const out: Ratio[] = [];
-  const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
-    if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
-  };
+  const { out, push } = ratioList();
   const floor = p50(figures, "floor_commit");
   const three = p50(figures, "floor_journal.append_3");
   const emitAlone = p50(figures, "floor_journal.emit");
@@ -190,10 +193,7 @@ function journalRatios(figures: Figure[]): Ratio[] {
 
 /** Brain against the bare stack (floor_stack): what Brain's own code costs on each path. */
 function stackRatios(figures: Figure[]): Ratio[] {
-  const out: Ratio[] = [];
-  const push = (name: string, a: number | undefined, b: number | undefined, how: string) => {
-    if (a !== undefined && b !== undefined && b > 0) out.push({ name, value: round(a / b, 2), how });
-  };
+  const { out, push } = ratioList();
   push("turn_text ÷ floor_stack", p50(figures, "turn_text"), p50(figures, "floor_stack.turn_text"), "p50 ÷ p50");
   push("emit ÷ floor_stack", p50(figures, "emit"), p50(figures, "floor_stack.emit"), "p50 ÷ p50");
   push(

@@ -6,19 +6,17 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { testComponent } from "../../testkit/components.js";
 import type { TestDatabase } from "../../testkit/database.js";
 import { type RestartablePostgres, startRestartablePostgres } from "../../testkit/restartable-postgres.js";
-import { type NodeProcess, spawnNode } from "../../testkit/server-process.js";
+import type { NodeProcess } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
 import {
   callComponent,
   createComponentSession,
   type Harness,
-  SHARED_CACHE,
+  spawnWorkerProcess,
   startHarness,
   uploadComponent,
   waitForEnd,
 } from "./support.js";
-
-const READY = /^Brain worker ready \(id ([0-9a-f-]{36}),/m;
 
 let pg: RestartablePostgres;
 let h: Harness;
@@ -44,11 +42,9 @@ beforeAll(async () => {
   h = await startHarness(db);
   const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
   session = await createComponentSession(h, [{ sha256 }]);
-  worker = spawnNode("worker/dist/main.js", {
-    env: { DATABASE_URL: pg.url, BRAIN_WORKER_CACHE_DIR: SHARED_CACHE, BRAIN_LOG_LEVEL: "warn" },
-  });
-  const [, id] = await worker.waitForLine(READY, 60_000);
-  workerId = id!;
+  const spawned = await spawnWorkerProcess(pg.url, {}, 60_000);
+  worker = spawned.proc;
+  workerId = spawned.id;
 }, 180_000);
 
 afterAll(async () => {

@@ -4,11 +4,8 @@
 // (server/test/unit/lost-connections.test.ts), which a connection dying under an unawaited query
 // needs (CI saw a server die so of `read ECONNRESET` while Postgres shut down).
 import { expect, it } from "vitest";
-import { type NodeProcess, spawnNode } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
-import { harnessForTests, SHARED_CACHE } from "./support.js";
-
-const READY = /^Brain worker ready \(id ([0-9a-f-]{36}),/m;
+import { harnessForTests, spawnWorkerProcess } from "./support.js";
 
 const h = harnessForTests();
 
@@ -17,17 +14,8 @@ function rejectOnSignal(rejection: string): string {
   return `--import=data:text/javascript,${encodeURIComponent(preload)}`;
 }
 
-async function spawnWorker(rejection: string): Promise<{ proc: NodeProcess; id: string }> {
-  const proc = spawnNode("worker/dist/main.js", {
-    env: {
-      DATABASE_URL: h.db.url,
-      BRAIN_WORKER_CACHE_DIR: SHARED_CACHE,
-      BRAIN_LOG_LEVEL: "warn",
-      NODE_OPTIONS: rejectOnSignal(rejection),
-    },
-  });
-  const [, id] = await proc.waitForLine(READY, 30_000);
-  return { proc, id: id! };
+function spawnWorker(rejection: string) {
+  return spawnWorkerProcess(h.db.url, { NODE_OPTIONS: rejectOnSignal(rejection) });
 }
 
 async function beatAfter(id: string, since: Date): Promise<boolean> {

@@ -24,7 +24,7 @@ import { testComponent } from "../../testkit/components.js";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
-import { REPO_ROOT } from "../../testkit/server-process.js";
+import { type NodeProcess, REPO_ROOT, spawnNode } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
 
 export interface Harness {
@@ -216,6 +216,22 @@ export async function callRecords(sql: Sql, sessionId: string, seq: number): Pro
 
 /** Transpiled components shared by the test files (a cache is safe to share between workers). */
 export const SHARED_CACHE = join(REPO_ROOT, ".brain-test", "component-cache");
+
+/**
+ * `npm run worker` as a process of its own on `databaseUrl`, with only what it needs (the shared
+ * cache, warnings); `env` adds to it. Resolves with its id once its banner says it consumes.
+ */
+export async function spawnWorkerProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  readyWithinMs = 30_000,
+): Promise<{ proc: NodeProcess; id: string }> {
+  const proc = spawnNode("worker/dist/main.js", {
+    env: { DATABASE_URL: databaseUrl, BRAIN_WORKER_CACHE_DIR: SHARED_CACHE, BRAIN_LOG_LEVEL: "warn", ...env },
+  });
+  const [, id] = await proc.waitForLine(/^Brain worker ready \(id ([0-9a-f-]{36}),/m, readyWithinMs);
+  return { proc, id: id! };
+}
 
 /** A fresh cache directory: the next load of any component is a cold start. */
 export function freshCacheDir(): string {

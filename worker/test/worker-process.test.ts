@@ -3,7 +3,7 @@
 // it cleanly; a deadline stops a looping component without harming the process.
 import { endCalls, WORKER_QUEUE } from "@aexhq/brain-db";
 import { expect, it } from "vitest";
-import { type NodeProcess, spawnNode } from "../../testkit/server-process.js";
+import { spawnNode } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";
 import {
   callComponent,
@@ -12,22 +12,14 @@ import {
   harnessForTests,
   SHARED_CACHE,
   scriptSession,
+  spawnWorkerProcess,
   waitForEnd,
 } from "./support.js";
-
-const READY = /^Brain worker ready \(id ([0-9a-f-]{36}),/m;
 
 const h = harnessForTests();
 const session = scriptSession(h);
 
-async function spawnWorker(): Promise<{ proc: NodeProcess; id: string }> {
-  const proc = spawnNode("worker/dist/main.js", {
-    // Only what the worker needs; the cache is shared with the other tests (it is safe to share).
-    env: { DATABASE_URL: h.db.url, BRAIN_WORKER_CACHE_DIR: SHARED_CACHE, BRAIN_LOG_LEVEL: "warn" },
-  });
-  const [, id] = await proc.waitForLine(READY, 30_000);
-  return { proc, id: id! };
-}
+const spawnWorker = () => spawnWorkerProcess(h.db.url);
 
 /** What server/src/recovery.ts does for a worker whose heartbeat went stale. */
 async function sweepDeadWorker(workerId: string): Promise<void> {

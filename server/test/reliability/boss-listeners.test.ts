@@ -22,6 +22,6 @@ it("only the worker's pg-boss listens for jobs; the server's does not", { timeou
     await both.worker.stop();
     await until("the worker's listener to go", async () => (await listening()) === 0, 15_000);
   } finally {
-    await both.close().catch(() => {});
+    await both.close();
   }
 });
