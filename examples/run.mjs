@@ -28,7 +28,7 @@ if (process.env.BRAIN_URL && process.env.BRAIN_TOKEN) {
 }
 
 const token = `example-${randomBytes(16).toString("hex")}`;
-const server = spawn(process.execPath, [join(here, "..", "scripts", "start.mjs")], {
+const server = spawn(process.execPath, [join(here, "..", "cli", "bin", "brain.js"), "start"], {
   env: {
     ...process.env,
     BRAIN_PORT: "0",

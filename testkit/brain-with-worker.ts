@@ -19,10 +19,14 @@ export interface BrainWithWorker {
   close(): Promise<void>;
 }
 
-/** An in-process server (its own database) and an in-process worker on that database. */
+/**
+ * An in-process server (its own database) and an in-process worker on that database, hearing of
+ * commits through the server's LISTEN, as `brain start` runs them.
+ */
 export async function startBrainWithWorker(env: Record<string, string> = {}): Promise<BrainWithWorker> {
   const brain = await startBrain({ env });
   const worker = await startWorker({
+    commits: brain.app.brain.commits,
     databaseUrl: brain.db.url,
     schema: "brain",
     maxEmittedBytes: Number(env.BRAIN_MAX_EMITTED_BYTES ?? 1024 * 1024),

@@ -6,7 +6,7 @@ import type { Sql } from "postgres";
 import { ActivitySampler } from "./activity.js";
 import { resetStatements, type StatementStat, topStatements } from "./database.js";
 import type { InitArgs } from "./host-protocol.js";
-import { CpuMeter, type ServerProcess, spawnServer } from "./proc.js";
+import { CpuMeter, type ServerEntry, type ServerProcess, spawnServer } from "./proc.js";
 import { type Child, forkChild } from "./rpc.js";
 import type { Figure } from "./stats.js";
 
@@ -47,6 +47,8 @@ export interface BenchOptions {
   warmupSeconds: number | null;
   /** `--rounds`: the scenarios run this many times, interleaved; ratios are medians (see rounds.ts). */
   rounds: number;
+  /** `--server`: how Brain's server runs (see ServerEntry). */
+  serverEntry: ServerEntry;
 }
 
 /**
@@ -209,6 +211,7 @@ export async function startBrain(
     databaseUrl: ctx.databaseUrl,
     token,
     dataDir,
+    entry: ctx.serverEntry,
     nodeArgs,
     env: { ...options.env, ...serverAlloc.env },
   });

@@ -23,27 +23,25 @@ export function nodeFlagsOf(file: string): string[] {
 }
 
 /**
- * The V8 flags the server's entry point runs with when started as a program: the bench starts it
- * with the same ones, as its bin and `npm start` would.
+ * How the Brain server runs: `server`, `node server/dist/main.js` (a server alone, as the
+ * `brain-server` bin runs it); `start`, `brain start` (the server with a worker in its process, as
+ * `npm start` runs it).
  */
-export function serverNodeFlags(root: string): string[] {
-  return nodeFlagsOf(join(root, "server/dist/main.js"));
-}
+export type ServerEntry = "server" | "start";
 
-/** Starts `node server/dist/main.js` as production would, and resolves once it listens. */
+/** Starts the server as production would (see ServerEntry), and resolves once it listens. */
 export async function spawnServer(options: {
   root: string;
   databaseUrl: string;
   token: string;
   dataDir: string;
+  entry?: ServerEntry;
   nodeArgs?: string[];
   env?: NodeJS.ProcessEnv;
 }): Promise<ServerProcess> {
-  const args = [
-    ...serverNodeFlags(options.root),
-    ...(options.nodeArgs ?? []),
-    join(options.root, "server/dist/main.js"),
-  ];
+  const [file, ...rest] = options.entry === "start" ? ["cli/bin/brain.js", "start"] : ["server/dist/main.js"];
+  const script = join(options.root, file!);
+  const args = [...nodeFlagsOf(script), ...(options.nodeArgs ?? []), script, ...rest];
   const child = spawn(process.execPath, args, {
     cwd: options.root,
     env: {

@@ -26,7 +26,7 @@ import { journalSize } from "./journal-size.js";
 import { machineInfo } from "./machine.js";
 import { parkedMemory } from "./parked-memory.js";
 import { pgbossRoundtrip } from "./pgboss-roundtrip.js";
-import { machineBusySeconds } from "./proc.js";
+import { machineBusySeconds, type ServerEntry } from "./proc.js";
 import { type Ratio, ratios, ratioTable, table, targets, targetTable } from "./report.js";
 import { medianRatios, medianRound, type ScenarioRounds } from "./rounds.js";
 import { type ScenarioDatabase, ScenarioDatabases } from "./scenario-database.js";
@@ -98,6 +98,7 @@ function parseOptions() {
       "scaling-sessions": { type: "string", default: "1,8,64,512" },
       warmup: { type: "string" },
       rounds: { type: "string", default: "1" },
+      server: { type: "string", default: "server" },
     },
   });
 }
@@ -135,7 +136,13 @@ function fromValues(values: ReturnType<typeof parseOptions>["values"]): BenchOpt
     scalingSessions: values["scaling-sessions"].split(",").map((n) => positiveInt(n.trim(), "--scaling-sessions")),
     warmupSeconds: values.warmup === undefined ? null : nonNegativeInt(values.warmup, "--warmup"),
     rounds: positiveInt(values.rounds, "--rounds"),
+    serverEntry: serverEntry(values.server),
   };
+}
+
+function serverEntry(text: string): ServerEntry {
+  if (text === "server" || text === "start") return text;
+  throw new UsageError("--server takes server (a server alone) or start (brain start: a server and its worker)");
 }
 
 function nonNegativeInt(text: string | undefined, flag: string): number {
@@ -283,6 +290,7 @@ async function main(): Promise<number> {
     durations,
     quietness,
     rounds: opts.rounds,
+    server: opts.serverEntry,
     figures,
     ...(opts.rounds > 1 ? { roundRatios } : {}),
     ratios: ratioList,

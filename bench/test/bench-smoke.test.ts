@@ -27,7 +27,7 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 
 describe("npm run bench -- --quick", () => {
   it("tells a mistake on the command line in one line with the usage, and exits 2", async () => {
-    for (const args of [["--help"], ["--rounds", "x"], ["--only", "no_such_scenario"]]) {
+    for (const args of [["--help"], ["--rounds", "x"], ["--only", "no_such_scenario"], ["--server", "x"]]) {
       const { code, output } = await run(args, {});
       expect(code, output).toBe(2);
       expect(output).toMatch(/^bench: .+\nusage: npm run bench /);
@@ -97,6 +97,22 @@ describe("npm run bench -- --quick", () => {
     const turn = report.targets.find((t) => t.target.startsWith("turn_text p50"));
     expect(turn?.measured).toMatch(/×$/);
     expect(turn?.stack?.measured).toMatch(/×$/);
+  });
+
+  it("--server start measures Brain as npm start runs it: a server with its in-process worker", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(dir, "start.json");
+    const { code, output } = await run(["--quick", "--only", "turn_text", "--server", "start", "--out", out], {
+      DATABASE_URL: inject("brainAdminUrl"),
+      BENCH_VERBOSE: "1",
+    });
+    expect(code, output).toBe(0);
+    // The server's banner, then brain start's line for its worker (forwarded with BENCH_VERBOSE).
+    expect(output).toMatch(/^Worker: in-process/m);
+    const report = JSON.parse(readFileSync(out, "utf8")) as { server: string; figures: { name: string }[] };
+    expect(report.server).toBe("start");
+    expect(report.figures.map((f) => f.name)).toContain("turn_text");
   });
 
   it("--alloc-prof writes what the server and the host allocated in the window, and alloc-summary reads it", {

@@ -42,6 +42,12 @@ describe("brain start, worker and doctor", () => {
       await worker.waitForLine(/^Brain worker ready \(id [0-9a-f-]+, concurrency \d+\)$/m, 30_000);
       const res = await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
+      // One LISTEN on the journal per process: start's worker hears through its server's (Postgres
+      // wakes every listening backend at every notifying commit); the worker alone has its own.
+      const [listeners] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'brain-listener'`;
+      expect(listeners!.n).toBe(2);
 
       const run = await brain(["doctor", "--json"], base);
       expect(run.code).toBe(0);

@@ -17,6 +17,7 @@ export {
 } from "./boss.js";
 export type { CallKey } from "./call-key.js";
 export { callbackToken, verifyCallbackToken } from "./callback-token.js";
+export { CommitFanout, type CommitFeed, type CommitHandler } from "./commit-feed.js";
 export {
   type CommitKeys,
   decodeKeys,

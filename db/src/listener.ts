@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
-import { type CommitKeys, decodeKeys, originPrefix } from "./commit-keys.js";
+import type { CommitHandler } from "./commit-feed.js";
+import { decodeKeys, originPrefix } from "./commit-keys.js";
 import { openLane } from "./connect.js";
 
 export interface CommitListener {
@@ -21,7 +22,7 @@ export async function listenForCommits(
   sql: Sql,
   channel: string,
   origin: string,
-  onKeys: (keys: CommitKeys) => void,
+  onKeys: CommitHandler,
   onConnect: () => void,
 ): Promise<CommitListener> {
   let stopped = false;
@@ -34,7 +35,7 @@ export async function listenForCommits(
   const onNotify = (from: string, payload: string) => {
     if (from !== channel || payload.startsWith(own)) return;
     const decoded = decodeKeys(payload);
-    if (decoded && decoded.origin !== origin) onKeys(decoded.keys);
+    if (decoded && decoded.origin !== origin) onKeys(decoded.keys, decoded.origin);
   };
 
   const open = async (): Promise<void> => {

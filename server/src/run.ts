@@ -1,4 +1,4 @@
-import { surviveLostConnections } from "@aexhq/brain-db";
+import { type CommitFeed, surviveLostConnections } from "@aexhq/brain-db";
 import { buildApp } from "./app.js";
 import type { Config } from "./config.js";
 import { prepareDatabase } from "./database.js";
@@ -8,6 +8,8 @@ export interface RunningServer {
   url: string;
   /** The database the server uses (embedded or DATABASE_URL), for a worker in the same process. */
   databaseUrl: string;
+  /** The commits the server hears of, for a worker in the same process (its LISTEN serves both). */
+  commits: CommitFeed;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
   return {
     url,
     databaseUrl: db.url,
+    commits: app.brain.commits,
     close() {
       // The app's onClose hooks still write (calls lost with our connections): the pool goes last.
       closed ??= app.close().then(() => db.close());

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
+  CommitFanout,
+  type CommitFeed,
   type CommitListener,
   channelFor,
   DatabaseAvailability,
@@ -51,6 +53,11 @@ export interface Runtime extends Services {
   readonly prometheus: PrometheusMetrics | null;
   /** Ready to serve when both hold: the database answers, and the LISTEN connection is in place. */
   readiness(): { database: boolean; listening: boolean };
+  /**
+   * Every commit this server hears of, its own writer's included, for a worker in the same process
+   * (`brain start`): one LISTEN for both.
+   */
+  readonly commits: CommitFeed;
 }
 
 export interface RunningRuntime extends Runtime {
@@ -74,6 +81,7 @@ export async function startRuntime(
   // shutdown: hundreds at once are normal, and Node's leak warning past ten would be a false alarm.
   setMaxListeners(0, closing.signal);
   const bus = new CommitBus();
+  const commits = new CommitFanout();
   const channel = channelFor(config.schema);
   // Gauges read the actors and host sockets when scraped; both exist by the first scrape.
   let actorsRef: ActorRegistry | undefined;
@@ -111,7 +119,10 @@ export async function startRuntime(
   const writer = new JournalWriter(sql, {
     channel,
     origin: serverId,
-    onCommit: (keys, written) => bus.deliver(keys, written),
+    onCommit: (keys, written) => {
+      bus.deliver(keys, written);
+      commits.publish(keys, serverId);
+    },
     availability,
     ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
@@ -183,6 +194,7 @@ export async function startRuntime(
     metrics,
     prometheus,
     readiness: () => ({ database: availability.available, listening: listener?.listening === true }),
+    commits,
   };
 
   await registerServer(sql, serverId);
@@ -210,11 +222,15 @@ export async function startRuntime(
     sql,
     channel,
     serverId,
-    (keys) => {
+    (keys, origin) => {
       metrics.notified();
       bus.deliver(keys);
+      commits.publish(keys, origin);
     },
-    () => bus.rescan(),
+    () => {
+      bus.rescan();
+      commits.reconnected();
+    },
   );
 
   // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the

@@ -6,6 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
+  type CommitFeed,
+  type CommitHandler,
   channelFor,
   connect,
   DatabaseAvailability,
@@ -36,6 +38,16 @@ import { SparePool } from "./spare-threads.js";
 export interface StartWorkerOptions extends WorkerConfig {
   /** Defaults to a pino logger at `logLevel` on stderr. */
   log?: Logger;
+  /**
+   * Where it hears of commits that end its calls elsewhere: a server's in the same process
+   * (`brain start`), or, by default, a LISTEN of its own.
+   */
+  commits?: CommitFeed;
+  /**
+   * How often it looks, untold, for its calls ended elsewhere and for lost jobs (default every
+   * heartbeat): the backstop of the commits it hears of.
+   */
+  backstopMs?: number;
 }
 
 export interface RunningWorker {
@@ -92,18 +104,27 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     runnerId: () => identity.workerId,
     maxModelCalls: options.maxModelCalls,
   });
-  const checkEnded = (sessions?: Iterable<string>) =>
-    Promise.all([running.stopEnded(sql, sessions), models.stopEnded(sessions)]).catch((err) =>
+  const checkEnded = (sessions?: Iterable<string>) => {
+    // Read once, here: both take it, and an iterator (a commit's keys) would reach the second empty.
+    const list = sessions ? [...sessions] : undefined;
+    return Promise.all([running.stopEnded(sql, list), models.stopEnded(list)]).catch((err) =>
       log.warn({ err }, "checking for ended calls failed"),
     );
+  };
 
-  const listener = await listenForCommits(
-    sql,
-    channel,
-    origin,
-    (keys) => void checkEnded(keys.sessions.keys()),
-    () => void checkEnded(),
-  );
+  const onKeys: CommitHandler = (keys, from) => {
+    // Our own commits never end a call elsewhere.
+    if (from !== origin) void checkEnded(keys.sessions.keys());
+  };
+  const onConnect = () => void checkEnded();
+  let stopHearing: () => Promise<void>;
+  if (options.commits) {
+    const off = options.commits.subscribe(onKeys, onConnect);
+    stopHearing = async () => void off();
+  } else {
+    const listener = await listenForCommits(sql, channel, origin, onKeys, onConnect);
+    stopHearing = () => listener.unlisten();
+  }
 
   // The heartbeat beats on its own, never behind the rest of the tick: a repair or a requeue
   // waiting on a lock would otherwise silence it, and a server would declare this live worker
@@ -146,10 +167,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       ticking = false;
     }
   };
-  const heartbeat = setInterval(() => {
-    void beatOnce();
-    void tick();
-  }, HEARTBEAT_MS);
+  const heartbeat = setInterval(() => void beatOnce(), HEARTBEAT_MS);
+  const backstop = setInterval(() => void tick(), options.backstopMs ?? HEARTBEAT_MS);
 
   const boss = await startBoss(options.databaseUrl, options.schema, (err) => log.warn({ err }, "pg-boss error"));
   bossReady = boss;
@@ -213,6 +232,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     const started = Date.now();
     const phase = (name: string) => log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
     clearInterval(heartbeat);
+    clearInterval(backstop);
     bossReady = undefined;
     await boss.offWork(WORKER_QUEUE, { wait: false }).catch(() => {});
     phase("no more jobs");
@@ -236,7 +256,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     phase("calls ended");
     await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
     phase("pg-boss stopped");
-    await listener.unlisten().catch(() => {});
+    await stopHearing().catch(() => {});
     phase("unlistened");
     await stopServer(sql, identity.workerId).catch(() => {});
     phase("unregistered");

@@ -5,7 +5,8 @@ import { expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
 import { answersOf, callComponent, callRecords, scriptWorker, waitForEnd } from "./support.js";
 
-const { h, log, session } = scriptWorker();
+// No backstop within these tests: a call ended elsewhere is stopped by what the worker hears.
+const { h, log, session } = scriptWorker({ worker: { backstopMs: 600_000 } });
 
 function stopped(seq: number, reason: string) {
   return until(`call ${seq} stopped (${reason})`, () =>

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   appendRecords,
+  type CommitFeed,
   channelFor,
   createSession,
   enqueueWorkerJob,
@@ -83,6 +84,8 @@ export async function createComponentSession(
   /** The session's model; tools reach it through the WIT `model` import. */
   model: unknown = { provider: "scripted", script: [] },
   id: string = randomUUID(),
+  /** Its sealed secrets (a provider's key, see sealSessionSecrets). */
+  secrets: NewSession["secrets"] = [],
 ): Promise<string> {
   const placements = tools.map((t) => ({
     name: t.name ?? "tool",
@@ -93,7 +96,7 @@ export async function createComponentSession(
     implementation: { type: "component", sha256: t.sha256 },
     ...(t.options === undefined ? {} : { options: t.options }),
   }));
-  await createPlacedSession(h, placements, { id, model });
+  await createPlacedSession(h, placements, { id, model, secrets });
   for (const [path, content] of Object.entries(workspace)) {
     await h.db
       .sql`INSERT INTO workspace_files (session_id, path, content) VALUES (${id}, ${path}, ${Buffer.from(content)})`;
@@ -286,6 +289,10 @@ export interface WorkerOverrides {
   maxModelCalls?: number;
   log?: Logger;
   afterEndGraceMs?: number;
+  /** A feed to hear commits from instead of the worker's own LISTEN. */
+  commits?: CommitFeed;
+  /** How often it looks for ended calls untold (a long one: only what it hears stops a call). */
+  backstopMs?: number;
 }
 
 /** A worker in this process (the shared cache unless another is given). */
@@ -301,6 +308,8 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
     log: overrides.log ?? captureLog().logger,
     ...(overrides.afterEndGraceMs === undefined ? {} : { afterEndGraceMs: overrides.afterEndGraceMs }),
+    ...(overrides.commits ? { commits: overrides.commits } : {}),
+    ...(overrides.backstopMs === undefined ? {} : { backstopMs: overrides.backstopMs }),
   });
 }
 
@@ -325,6 +334,8 @@ export interface ScriptSessionOptions {
   options?: unknown;
   /** The session's model, as createComponentSession takes it. */
   model?: unknown;
+  /** The session's sealed secrets, as createComponentSession takes them. */
+  secrets?: NewSession["secrets"];
   inputSchema?: Record<string, unknown>;
   outputSchema?: Record<string, unknown> | null;
 }
@@ -338,7 +349,14 @@ export function scriptSession(h: Harness, session: ScriptSessionOptions = {}): s
   beforeAll(async () => {
     const sha256 = await uploadComponent(h.db.sql, await testComponent("script"));
     const { options, inputSchema, outputSchema } = session;
-    await createComponentSession(h, [{ sha256, options, inputSchema, outputSchema }], {}, session.model, id);
+    await createComponentSession(
+      h,
+      [{ sha256, options, inputSchema, outputSchema }],
+      {},
+      session.model,
+      id,
+      session.secrets,
+    );
   }, SETUP_MS);
   return id;
 }

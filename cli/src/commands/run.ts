@@ -6,7 +6,7 @@ const log = (m: string) => process.stderr.write(`brain: ${m}\n`);
 
 /**
  * `brain start`: what `npm start` does, a server and (unless BRAIN_WORKER=0) a worker in this
- * process, sharing nothing but the database. Resolves once serving; signals end the process.
+ * process, sharing the database and the server's LISTEN. Resolves once serving; signals end the process.
  */
 export async function start(args: string[]): Promise<number | "running"> {
   parseArgs({ args, options: {}, strict: true });
@@ -14,8 +14,15 @@ export async function start(args: string[]): Promise<number | "running"> {
   const server = await runServer(parseConfig(process.env));
   let worker: Awaited<ReturnType<typeof startWorker>> | undefined;
   if ((process.env.BRAIN_WORKER ?? "1") !== "0") {
-    worker = await startWorker(parseWorkerConfig({ ...process.env, DATABASE_URL: server.databaseUrl }));
+    // The worker hears of commits through the server's LISTEN: Postgres wakes every listening
+    // backend at every notifying commit, and a second one here would hear nothing new.
+    worker = await startWorker({
+      ...parseWorkerConfig({ ...process.env, DATABASE_URL: server.databaseUrl }),
+      commits: server.commits,
+    });
     process.stdout.write("Worker: in-process (BRAIN_WORKER=0 to run none)\n");
+    if (worker.healthUrl)
+      process.stdout.write(`Worker health: ${worker.healthUrl}/healthz, ${worker.healthUrl}/readyz\n`);
   }
   signals.started(async () => {
     await worker?.stop();
