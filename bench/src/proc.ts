@@ -15,17 +15,22 @@ export interface ServerProcess {
 
 const LISTENING = /^Brain listening on (http:\/\/\S+)$/m;
 
-/** The node flags a script's `#!/usr/bin/env -S node …` line carries; none for a plain `#!`. */
-export function nodeFlagsOf(file: string): string[] {
-  const first = readFileSync(file, "utf8").split("\n", 1)[0] ?? "";
-  const m = /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(first);
-  return m?.[1] ? m[1].trim().split(/\s+/) : [];
+/**
+ * The V8 flags the server runs with in production: the ones `npm start` passes (the root
+ * package.json's `start` script, `node <flags> cli/bin/brain.js start`), which README tells every
+ * other launch to pass too.
+ */
+export function serverNodeFlags(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts?: { start?: string } };
+  const m = /^node\s+(.*?)\s*cli\/bin\/brain\.js start$/.exec(pkg.scripts?.start ?? "");
+  if (!m) throw new Error("package.json's start script is not `node <flags> cli/bin/brain.js start`");
+  return m[1] ? m[1].split(/\s+/) : [];
 }
 
 /**
  * How the Brain server runs: `server`, `node server/dist/main.js` (a server alone, as the
  * `brain-server` bin runs it); `start`, `brain start` (the server with a worker in its process, as
- * `npm start` runs it).
+ * `npm start` runs it); the server's V8 flags either way (serverNodeFlags).
  */
 export type ServerEntry = "server" | "start";
 
@@ -39,9 +44,11 @@ export async function spawnServer(options: {
   nodeArgs?: string[];
   env?: NodeJS.ProcessEnv;
 }): Promise<ServerProcess> {
-  const [file, ...rest] = options.entry === "start" ? ["cli/bin/brain.js", "start"] : ["server/dist/main.js"];
-  const script = join(options.root, file!);
-  const args = [...nodeFlagsOf(script), ...(options.nodeArgs ?? []), script, ...rest];
+  const entry =
+    options.entry === "start"
+      ? [join(options.root, "cli/bin/brain.js"), "start"]
+      : [join(options.root, "server/dist/main.js")];
+  const args = [...serverNodeFlags(options.root), ...(options.nodeArgs ?? []), ...entry];
   const child = spawn(process.execPath, args, {
     cwd: options.root,
     env: {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
@@ -77,6 +78,35 @@ describe("brain start, worker and doctor", () => {
       await start.kill();
       await worker.kill();
     }
+  });
+
+  it("start exits 1 with the error when it cannot start (its port taken, its worker refused), giving back what it started", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      // Killed (code null) if it hangs: a start that failed once waited for a signal it ignored.
+      const run = await brain(["start"], {
+        DATABASE_URL: db.url,
+        BRAIN_SECRET_KEY: TEST_SECRET_KEY,
+        BRAIN_HOST: "127.0.0.1",
+        BRAIN_PORT: String(port),
+        BRAIN_LOG_LEVEL: "warn",
+      });
+      expect([run.code, run.output]).toEqual([1, expect.stringMatching(/^brain: .*EADDRINUSE/m)]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+    // The server up, then its worker refused (a bad setting): the server is stopped, the process ends.
+    const run = await brain(["start"], {
+      DATABASE_URL: db.url,
+      BRAIN_SECRET_KEY: TEST_SECRET_KEY,
+      BRAIN_PORT: "0",
+      BRAIN_LOG_LEVEL: "warn",
+      BRAIN_WORKER_CONCURRENCY: "0",
+    });
+    expect([run.code, run.output]).toEqual([1, expect.stringMatching(/^brain: .*BRAIN_WORKER_CONCURRENCY/m)]);
+    expect(run.output).toMatch(LISTENING);
   });
 
   it("doctor fails (exit 1) on an unmigrated database and on one it cannot reach", async () => {

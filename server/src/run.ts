@@ -1,4 +1,5 @@
 import { type CommitFeed, surviveLostConnections } from "@aexhq/brain-db";
+import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import type { Config } from "./config.js";
 import { prepareDatabase } from "./database.js";
@@ -19,10 +20,21 @@ export interface RunningServer {
  */
 export async function runServer(config: Config): Promise<RunningServer> {
   const db = await prepareDatabase(config, () => {});
-  const dev = config.apiToken ? null : devOperatorToken(config.dataDir);
-  const apiToken = config.apiToken ?? dev!.token;
-  const app = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken });
-  const address = await app.listen({ host: config.host, port: config.port });
+  let dev: ReturnType<typeof devOperatorToken> | null = null;
+  let started: FastifyInstance | undefined;
+  let address: string;
+  try {
+    dev = config.apiToken ? null : devOperatorToken(config.dataDir);
+    started = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken: config.apiToken ?? dev!.token });
+    address = await started.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    // A server that cannot listen (the port taken, say) gives back what it started, the embedded
+    // Postgres included, so the process can end with the error.
+    await started?.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw error;
+  }
+  const app = started;
   const url = address.replace("[::1]", "localhost");
   // One write, so a reader that saw the first line has the whole banner.
   const banner = [
