@@ -70,6 +70,14 @@ export async function serverTicks(sql: Sql, serverId: string, n = 2): Promise<vo
   }
 }
 
+/** How many backends of `sql`'s database carry this application_name (brain-listener: journal LISTENs). */
+export async function backendsNamed(sql: Sql, applicationName: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = ${applicationName}`;
+  return row!.n;
+}
+
 /** Until some statement on `sql`'s database waits for a lock (a row another transaction holds). */
 export async function untilLockWait(sql: Sql, what = "a statement waiting for a lock"): Promise<void> {
   await until(what, async () => {

@@ -96,13 +96,12 @@ async function bareSession(sql: Sql, writer: JournalWriter): Promise<{ sessionId
   await registerServer(sql, serverId);
   await sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
   // Named in its metadata: a database kept with --keep-db shows which scenario wrote it.
-  const model = { provider: "scripted", script: [] };
   await writer.submit(
     createSession({
       id,
       hostId,
       ownerId: serverId,
-      model,
+      model: { provider: "scripted", script: [] },
       tools: [],
       metadata: { bench: "floor_journal" },
       created: {},

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { LISTENING } from "../../testkit/server-process.js";
+import { backendsNamed } from "../../testkit/wait.js";
 import { brain, emptyDataDir, json, spawnBrainCli } from "./support.js";
 
 // brain start, brain worker and brain doctor, as the processes an operator runs.
@@ -45,10 +46,7 @@ describe("brain start, worker and doctor", () => {
       expect(res.status).toBe(200);
       // One LISTEN on the journal per process: start's worker hears through its server's (Postgres
       // wakes every listening backend at every notifying commit); the worker alone has its own.
-      const [listeners] = await db.sql<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'brain-listener'`;
-      expect(listeners!.n).toBe(2);
+      expect(await backendsNamed(db.sql, "brain-listener")).toBe(2);
 
       const run = await brain(["doctor", "--json"], base);
       expect(run.code).toBe(0);

@@ -78,7 +78,7 @@ export class RunningCalls {
    * commit touched; without it every running call is checked (after a LISTEN reconnect, and each
    * second as the backstop for lost notifications).
    */
-  async stopEnded(sql: Sql, sessions?: Iterable<string>): Promise<void> {
+  async stopEnded(sql: Sql, sessions?: readonly string[]): Promise<void> {
     const wanted = sessions ? new Set(sessions) : null;
     const candidates = this.all().filter(
       (c) => !c.stopped && !c.endsOnItsOwn() && (!wanted || wanted.has(c.sessionId)),

@@ -104,17 +104,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     runnerId: () => identity.workerId,
     maxModelCalls: options.maxModelCalls,
   });
-  const checkEnded = (sessions?: Iterable<string>) => {
-    // Read once, here: both take it, and an iterator (a commit's keys) would reach the second empty.
-    const list = sessions ? [...sessions] : undefined;
-    return Promise.all([running.stopEnded(sql, list), models.stopEnded(list)]).catch((err) =>
+  // A list, not a commit's keys iterator: both checks read it, and an iterator reaches the second spent.
+  const checkEnded = (sessions?: readonly string[]) =>
+    Promise.all([running.stopEnded(sql, sessions), models.stopEnded(sessions)]).catch((err) =>
       log.warn({ err }, "checking for ended calls failed"),
     );
-  };
 
   const onKeys: CommitHandler = (keys, from) => {
     // Our own commits never end a call elsewhere.
-    if (from !== origin) void checkEnded(keys.sessions.keys());
+    if (from !== origin) void checkEnded([...keys.sessions.keys()]);
   };
   const onConnect = () => void checkEnded();
   let stopHearing: () => Promise<void>;

@@ -9,7 +9,7 @@ import { CommitFanout, channelFor, endCalls, JournalWriter, SecretBox } from "@a
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type FakeProvider, startFakeOpenAI } from "../../testkit/fake-providers.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
-import { until } from "../../testkit/wait.js";
+import { backendsNamed, until } from "../../testkit/wait.js";
 import { callComponent, callRecords, harnessForTests, scriptSession, waitForEnd, workerForTests } from "./support.js";
 
 const feed = new CommitFanout();
@@ -51,10 +51,7 @@ const cancel = (sessionId: string, seq: number) =>
   serverWriter().submit(endCalls({ sessionId, seqs: [seq] }, { status: "cancelled", cause: "sdk_cancel" }));
 
 it("opens no LISTEN of its own", async () => {
-  const [row] = await h.db.sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND application_name = 'brain-listener'`;
-  expect(row!.n).toBe(0);
+  expect(await backendsNamed(h.db.sql, "brain-listener")).toBe(0);
 });
 
 it("a call cancelled elsewhere, heard through the feed, stops its component at once", async () => {

@@ -156,7 +156,7 @@ export class ToolModelCalls {
   }
 
   /** Stops the requests of tool calls that have ended (all sessions, or the ones a commit touched). */
-  async stopEnded(sessions?: Iterable<string>): Promise<void> {
+  async stopEnded(sessions?: readonly string[]): Promise<void> {
     const wanted = sessions ? new Set(sessions) : null;
     const candidates = [...this.inflight].filter((f) => !wanted || wanted.has(f.sessionId));
     if (candidates.length === 0) return;
