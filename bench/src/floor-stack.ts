@@ -1,7 +1,15 @@
-import { profileArgs, profileWindow, type Scenario, sustainedWarmupMs } from "./context.js";
+import {
+  type BenchContext,
+  profileArgs,
+  profileWindow,
+  type Scenario,
+  type ScenarioResult,
+  sustainedWarmupMs,
+} from "./context.js";
+import { resetStatements, topStatements } from "./database.js";
 import { CpuMeter } from "./proc.js";
-import { forkChild } from "./rpc.js";
-import type { StackThroughputArgs, StackThroughputResult } from "./stack-protocol.js";
+import { type Child, forkChild } from "./rpc.js";
+import type { StackServerArgs, StackThroughputArgs, StackThroughputResult } from "./stack-protocol.js";
 import { type Figure, latency, rate } from "./stats.js";
 
 /**
@@ -14,66 +22,98 @@ import { type Figure, latency, rate } from "./stats.js";
 export const floorStack: Scenario = {
   name: "floor_stack",
   baseline: true,
-  async run(ctx) {
-    const server = forkChild(new URL("./stack-server.js", import.meta.url).pathname, {
-      execArgv: profileArgs(ctx, "server-floor_stack"),
-    });
-    const host = forkChild(new URL("./stack-host.js", import.meta.url).pathname, {
-      execArgv: profileArgs(ctx, "host-floor_stack"),
-    });
-    const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid }), ctx.database);
-    host.onMark((m) => (m === "start" ? cpu.start() : cpu.stop()));
-    host.onMark(profileWindow(ctx, ["server-floor_stack", "host-floor_stack"]));
-    try {
-      const { port } = await server.call<{ port: number }>("start", { url: ctx.databaseUrl, channel: "bench_stack" });
-      await host.call("connect", { port });
-      const n = ctx.quick ? 300 : 1_000;
-      const figures: Figure[] = [];
-      const turns = await host.call<number[]>("turns", { n, warmup: 100 });
-      figures.push(
-        latency("floor_stack.turn_text", turns, {
-          note: "POST → user message committed → answer committed → HTTP answer; Brain's libraries, none of its logic",
-          cpu: cpu.last,
-        }),
-      );
-      await server.call("roundtrips", { record: true });
-      const dispatch = await host.call<number[]>("dispatch", { n, warmup: 100 });
-      const roundtrips = (await server.call<number[]>("roundtrips", { record: false })).slice(-n);
-      figures.push(
-        latency("floor_stack.dispatch", dispatch, {
-          note: "a call's intent sent to its commit → invoke frame on the host's socket (tool_dispatch.to_host_socket's path)",
-          cpu: cpu.last,
-        }),
-        latency("floor_stack.call_roundtrip", roundtrips, {
-          note: "a call's intent sent to its commit → its result sent to its commit (turn_one_tool.call_roundtrip's span)",
-        }),
-      );
-      const emits = await host.call<number[]>("emits", { n, warmup: 100 });
-      figures.push(
-        latency("floor_stack.emit", emits, {
-          note: "WebSocket frame → one record committed → ack frame",
-          cpu: cpu.last,
-        }),
-      );
-      const args: StackThroughputArgs = {
-        sessions: 64,
-        warmupMs: sustainedWarmupMs(ctx),
-        durationMs: ctx.quick ? 3_000 : 10_000,
-      };
-      const r = await host.call<StackThroughputResult>("throughput", args);
-      figures.push(
-        rate("floor_stack.throughput", "calls/s", r.calls, r.windowSeconds, {
-          note: "tool_throughput's load (64 sessions, 4 calls a turn in 2 rounds) on the bare stack",
-          cpu: cpu.last,
-        }),
-        rate("floor_stack.turns", "turns/s", r.turns, r.windowSeconds),
-      );
-      return { figures };
-    } finally {
-      await host.call("close").catch(() => {});
-      await server.call("stop").catch(() => {});
-      await host.stop();
-      await server.stop();
-    }
-  },
+  run: (ctx) => withStack(ctx, "floor_stack", "bare"),
 };
+
+/**
+ * The bare stack writing Brain's journal: the same processes, protocol and load as floor_stack,
+ * each commit made by Brain's own journal statements through its JournalWriter (stack-journal.ts:
+ * the records, call rows, budgets, fencing and wake window Brain's server writes for these turns).
+ * What Brain's journal alone costs each path, with no Agentloop, actors or validation around it:
+ * Brain's figures against these say what the rest of Brain costs; these against the bare stack's
+ * what the journal's statements cost.
+ */
+export const floorStackJournal: Scenario = {
+  name: "floor_stack_journal",
+  baseline: true,
+  run: (ctx) => withStack(ctx, "floor_stack_journal", "brain"),
+};
+
+/** Starts the stack's server and host (profiled as `name`), measures every path, and stops both. */
+async function withStack(
+  ctx: BenchContext,
+  name: string,
+  journal: NonNullable<StackServerArgs["journal"]>,
+): Promise<ScenarioResult> {
+  const server = forkChild(new URL("./stack-server.js", import.meta.url).pathname, {
+    execArgv: profileArgs(ctx, `server-${name}`),
+  });
+  const host = forkChild(new URL("./stack-host.js", import.meta.url).pathname, {
+    execArgv: profileArgs(ctx, `host-${name}`),
+  });
+  const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid }), ctx.database);
+  host.onMark((m) => (m === "start" ? cpu.start() : cpu.stop()));
+  host.onMark(profileWindow(ctx, [`server-${name}`, `host-${name}`]));
+  // Each path's window starts afresh, so the statements read at the end are the throughput's.
+  const resets: Promise<void>[] = [];
+  if (ctx.pgStatStatements) host.onMark((m) => m === "start" && resets.push(resetStatements(ctx.sql).catch(() => {})));
+  try {
+    const args: StackServerArgs = { url: ctx.databaseUrl, channel: "bench_stack", journal };
+    const { port } = await server.call<{ port: number }>("start", args);
+    await host.call("connect", { port });
+    const figures = await measure(ctx, name, server, host, cpu);
+    if (!ctx.pgStatStatements) return { figures };
+    await Promise.all(resets);
+    return { figures, statements: await topStatements(ctx.sql) };
+  } finally {
+    await host.call("close").catch(() => {});
+    await server.call("stop").catch(() => {});
+    await host.stop();
+    await server.stop();
+  }
+}
+
+async function measure(ctx: BenchContext, name: string, server: Child, host: Child, cpu: CpuMeter): Promise<Figure[]> {
+  const n = ctx.quick ? 300 : 1_000;
+  const figures: Figure[] = [];
+  const turns = await host.call<number[]>("turns", { n, warmup: 100 });
+  figures.push(
+    latency(`${name}.turn_text`, turns, {
+      note: "POST → user message committed → answer committed → HTTP answer",
+      cpu: cpu.last,
+    }),
+  );
+  await server.call("roundtrips", { record: true });
+  const dispatch = await host.call<number[]>("dispatch", { n, warmup: 100 });
+  const roundtrips = (await server.call<number[]>("roundtrips", { record: false })).slice(-n);
+  figures.push(
+    latency(`${name}.dispatch`, dispatch, {
+      note: "a call's intent sent to its commit → invoke frame on the host's socket (tool_dispatch.to_host_socket's path)",
+      cpu: cpu.last,
+    }),
+    latency(`${name}.call_roundtrip`, roundtrips, {
+      note: "a call's intent sent to its commit → its result sent to its commit (turn_one_tool.call_roundtrip's span)",
+    }),
+  );
+  const emits = await host.call<number[]>("emits", { n, warmup: 100 });
+  figures.push(
+    latency(`${name}.emit`, emits, {
+      note: "WebSocket frame → one emission committed → ack frame",
+      cpu: cpu.last,
+    }),
+  );
+  const args: StackThroughputArgs = {
+    sessions: 64,
+    warmupMs: sustainedWarmupMs(ctx),
+    durationMs: ctx.quick ? 3_000 : 10_000,
+  };
+  const r = await host.call<StackThroughputResult>("throughput", args);
+  figures.push(
+    rate(`${name}.throughput`, "calls/s", r.calls, r.windowSeconds, {
+      note: "tool_throughput's load (64 sessions, 4 calls a turn in 2 rounds) on the stack",
+      cpu: cpu.last,
+    }),
+    rate(`${name}.turns`, "turns/s", r.turns, r.windowSeconds),
+  );
+  return figures;
+}

@@ -13,6 +13,12 @@ export interface Target {
   met: boolean | null;
   /** The same target measured on the bare stack (floor_stack), when the run has it. */
   stack?: { measured: string; met: boolean | null };
+  /**
+   * The same target measured on the bare stack writing Brain's journal (floor_stack_journal), when
+   * the run has it: a target missed there is stopped by the journal's statements, whatever the
+   * rest of Brain costs.
+   */
+  journal?: { measured: string; met: boolean | null };
 }
 
 function find(figures: Figure[], name: string): Figure | undefined {
@@ -191,7 +197,10 @@ function journalRatios(figures: Figure[]): Ratio[] {
   return out;
 }
 
-/** Brain against the bare stack (floor_stack): what Brain's own code costs on each path. */
+/**
+ * Brain against the bare stack (floor_stack), what Brain's own code costs on each path, and its
+ * throughput against the stack writing its journal (floor_stack_journal): what the rest costs.
+ */
 function stackRatios(figures: Figure[]): Ratio[] {
   const { out, push } = ratioList();
   push("turn_text ÷ floor_stack", p50(figures, "turn_text"), p50(figures, "floor_stack.turn_text"), "p50 ÷ p50");
@@ -208,46 +217,60 @@ function stackRatios(figures: Figure[]): Ratio[] {
     p50(figures, "floor_stack.call_roundtrip"),
     "p50 ÷ p50",
   );
-  push(
-    "floor_stack ÷ tool_throughput",
-    rateOf(figures, "floor_stack.throughput"),
-    rateOf(figures, "tool_throughput"),
-    "the bare stack's calls/s ÷ Brain's, same load",
-  );
-  const stackCpu = cpuPerCall(figures, "floor_stack.throughput");
-  if (stackCpu !== undefined) {
+  for (const [stack, label, whose] of [
+    ["floor_stack", "bare stack", "the bare stack's"],
+    ["floor_stack_journal", "Brain's journal on the stack", "its journal's alone on the stack"],
+  ] as const) {
+    push(
+      `${stack} ÷ tool_throughput`,
+      rateOf(figures, `${stack}.throughput`),
+      rateOf(figures, "tool_throughput"),
+      `${whose} calls/s ÷ Brain's, same load`,
+    );
+    const stackCpu = cpuPerCall(figures, `${stack}.throughput`);
+    if (stackCpu === undefined) continue;
     out.push({
-      name: "CPU per call, bare stack (ms)",
+      name: `CPU per call, ${label} (ms)`,
       value: stackCpu,
-      how: "(server + host + postgres cores) ÷ floor_stack.throughput calls/s",
+      how: `(server + host + postgres cores) ÷ ${stack}.throughput calls/s`,
     });
     push(
-      "CPU per tool call ÷ floor_stack",
+      `CPU per tool call ÷ ${stack}`,
       cpuPerCall(figures, "tool_throughput"),
       stackCpu,
-      "Brain's CPU per call ÷ the bare stack's",
+      `Brain's CPU per call ÷ ${whose}`,
     );
   }
   return out;
 }
 
-/** Brain's figures that the bare stack (floor_stack) also measures, by the stack's name. */
+/** Brain's figures that the stack scenarios (floor_stack, floor_stack_journal) also measure, by path. */
 const STACK_AS: Record<string, string> = {
-  "floor_stack.turn_text": "turn_text",
-  "floor_stack.emit": "emit",
-  "floor_stack.dispatch": "tool_dispatch",
-  "floor_stack.throughput": "tool_throughput",
-  "floor_stack.call_roundtrip": "turn_one_tool.call_roundtrip",
+  turn_text: "turn_text",
+  emit: "emit",
+  dispatch: "tool_dispatch",
+  throughput: "tool_throughput",
+  call_roundtrip: "turn_one_tool.call_roundtrip",
 };
 
+/** The stacks whose figures the targets table also judges: the bare one, and it writing Brain's journal. */
+export type StackName = "floor_stack" | "floor_stack_journal";
+
 /**
- * The run's figures as if the bare stack were Brain: the baselines, and the stack's figures under
- * Brain's names (its text turn is two commits, like Brain's). Undefined when floor_stack did not run.
+ * The run's figures as if a stack were Brain: the baselines, and the stack's figures under Brain's
+ * names (its text turn is two commits, like Brain's). Undefined when that stack did not run.
  */
-export function asStack(figures: Figure[]): Figure[] | undefined {
-  if (!figures.some((f) => f.name in STACK_AS)) return undefined;
+export function asStack(figures: Figure[], stack: StackName = "floor_stack"): Figure[] | undefined {
+  const brainName = (name: string) => {
+    const dot = name.lastIndexOf(".");
+    return name.slice(0, dot) === stack ? STACK_AS[name.slice(dot + 1)] : undefined;
+  };
+  const renamed = figures.flatMap((f) => {
+    const name = brainName(f.name);
+    return name === undefined ? [] : [{ ...f, name }];
+  });
+  if (renamed.length === 0) return undefined;
   const baselines = figures.filter((f) => /^(floor_commit|floor_notify|pgboss_|graphile_)/.test(f.name));
-  const renamed = figures.filter((f) => f.name in STACK_AS).map((f) => ({ ...f, name: STACK_AS[f.name]! }));
   return [...baselines, ...renamed, value("turn_text.commits", "commits/turn", 1, 2)];
 }
 
@@ -288,13 +311,20 @@ function cpuPerCall(figures: Figure[], name: string): number | undefined {
  * target the bare stack misses too is stopped by the stack and the machine, not by Brain's code.
  */
 export function targets(ratioList: Ratio[], figures: Figure[] = []): Target[] {
-  const brain = brainTargets(ratioList, figures);
-  const stackFigures = asStack(figures);
-  if (!stackFigures) return brain;
-  const stack = new Map(brainTargets(ratios(stackFigures), stackFigures).map((t) => [t.target, t]));
-  return brain.map((t) => {
-    const s = stack.get(t.target);
-    return s && s.met !== null ? { ...t, stack: { measured: s.measured, met: s.met } } : t;
+  const judged = (stack: StackName) => {
+    const stackFigures = asStack(figures, stack);
+    if (!stackFigures) return new Map<string, Target>();
+    return new Map(brainTargets(ratios(stackFigures), stackFigures).map((t) => [t.target, t]));
+  };
+  const bare = judged("floor_stack");
+  const journal = judged("floor_stack_journal");
+  return brainTargets(ratioList, figures).map((t) => {
+    const out: Target = { ...t };
+    const s = bare.get(t.target);
+    if (s && s.met !== null) out.stack = { measured: s.measured, met: s.met };
+    const j = journal.get(t.target);
+    if (j && j.met !== null) out.journal = { measured: j.measured, met: j.met };
+    return out;
   });
 }
 
@@ -403,11 +433,11 @@ export function targetTable(list: Target[]): string {
   const verdict = (met: boolean | null | undefined) =>
     met === null || met === undefined ? "—" : met ? "met" : "MISSED";
   return [
-    "| target | measured | met | bare stack (floor_stack) |",
-    "|--------|----------|-----|--------------------------|",
+    "| target | measured | met | bare stack (floor_stack) | the stack with Brain's journal (floor_stack_journal) |",
+    "|--------|----------|-----|--------------------------|------------------------------------------------------|",
     ...list.map(
       (t) =>
-        `| ${t.target} | ${t.measured} | ${verdict(t.met)} | ${t.stack ? `${t.stack.measured}, ${verdict(t.stack.met)}` : "—"} |`,
+        `| ${t.target} | ${t.measured} | ${verdict(t.met)} | ${t.stack ? `${t.stack.measured}, ${verdict(t.stack.met)}` : "—"} | ${t.journal ? `${t.journal.measured}, ${verdict(t.journal.met)}` : "—"} |`,
     ),
   ].join("\n");
 }

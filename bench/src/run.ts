@@ -20,7 +20,7 @@ import { adminSql, postgresInfo, resolveCluster, type StatementStat } from "./da
 import { emit } from "./emit.js";
 import { floorCommit } from "./floor-commit.js";
 import { floorJournal } from "./floor-journal.js";
-import { floorStack } from "./floor-stack.js";
+import { floorStack, floorStackJournal } from "./floor-stack.js";
 import { graphileRoundtrip } from "./graphile-roundtrip.js";
 import { journalSize } from "./journal-size.js";
 import { machineInfo } from "./machine.js";
@@ -45,6 +45,7 @@ const SCENARIOS: Scenario[] = [
   floorCommit,
   floorJournal,
   floorStack,
+  floorStackJournal,
   pgbossRoundtrip,
   graphileRoundtrip,
   turnText,

@@ -3,6 +3,8 @@
 export interface StackServerArgs {
   url: string;
   channel: string;
+  /** What a commit writes: a row a record (default), or Brain's journal statements (stack-journal.ts). */
+  journal?: "bare" | "brain";
 }
 
 /** A turn: the user's text, then rounds of tool calls (their counts), then the answer. */

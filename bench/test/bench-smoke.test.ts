@@ -35,10 +35,10 @@ describe("npm run bench -- --quick", () => {
     }
   });
 
-  it("runs a short subset and writes well-formed JSON", { timeout: 120_000 }, async () => {
+  it("runs a short subset and writes well-formed JSON", { timeout: 180_000 }, async () => {
     const out = join(dir, "latest.json");
     const { code, output } = await run(
-      ["--quick", "--only", "floor_commit,floor_journal,floor_stack,turn_text", "--out", out],
+      ["--quick", "--only", "floor_commit,floor_journal,floor_stack,floor_stack_journal,turn_text", "--out", out],
       {
         DATABASE_URL: inject("brainAdminUrl"),
       },
@@ -49,7 +49,13 @@ describe("npm run bench -- --quick", () => {
       machine: { cpus: number; cpuModel: string; node: string; gitCommit: string };
       postgres: { version: string; fsync: string };
       figures: Record<string, unknown>[];
-      targets: { target: string; measured: string; met: boolean | null; stack?: { measured: string } }[];
+      targets: {
+        target: string;
+        measured: string;
+        met: boolean | null;
+        stack?: { measured: string };
+        journal?: { measured: string };
+      }[];
       ratios: { name: string; value: number }[];
       errors: unknown[];
     };
@@ -73,6 +79,11 @@ describe("npm run bench -- --quick", () => {
         "floor_stack.call_roundtrip",
         "floor_stack.emit",
         "floor_stack.throughput",
+        "floor_stack_journal.turn_text",
+        "floor_stack_journal.dispatch",
+        "floor_stack_journal.call_roundtrip",
+        "floor_stack_journal.emit",
+        "floor_stack_journal.throughput",
       ]),
     );
     for (const figure of report.figures) {
@@ -97,6 +108,10 @@ describe("npm run bench -- --quick", () => {
     const turn = report.targets.find((t) => t.target.startsWith("turn_text p50"));
     expect(turn?.measured).toMatch(/×$/);
     expect(turn?.stack?.measured).toMatch(/×$/);
+    // And on the stack writing Brain's journal: throughput and CPU too.
+    expect(turn?.journal?.measured).toMatch(/×$/);
+    const cpu = report.targets.find((t) => t.target.startsWith("CPU per tool call"));
+    expect(cpu?.journal?.measured).toMatch(/ ms$/);
   });
 
   it("--server start measures Brain as npm start runs it: a server with its in-process worker", {

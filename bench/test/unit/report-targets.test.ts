@@ -130,3 +130,56 @@ describe("the targets table against the bare stack", () => {
     expect(r("CPU per tool call ÷ floor_stack")).toBe(5);
   });
 });
+
+// The journal's column: the same targets on floor_stack_journal's figures (the bare stack writing
+// Brain's journal statements), beside the bare stack's.
+describe("the targets table against Brain's journal on the stack", () => {
+  const figures = [
+    latency("floor_commit", [0.5, 0.5, 0.5]),
+    rate("pgboss_roundtrip.throughput", "calls/s", 1_000, 3),
+    value("turn_text.commits", "commits/turn", 3, 2),
+    latency("turn_text", [6, 6, 6]),
+    rate("tool_throughput", "calls/s", 3_000, 3, { cpu: { server: 0.4, host: 0.2, postgres: 0.2 } }),
+    rate("floor_stack.throughput", "calls/s", 30_000, 3, { cpu: { server: 0.6, host: 0.4, postgres: 0.5 } }),
+    latency("floor_stack.turn_text", [1.5, 1.5, 1.5]),
+    rate("floor_stack_journal.throughput", "calls/s", 4_500, 3, { cpu: { server: 0.3, host: 0.1, postgres: 0.2 } }),
+    latency("floor_stack_journal.turn_text", [2.5, 2.5, 2.5]),
+    latency("floor_stack_journal.emit", [1.5, 1.5, 1.5]),
+  ];
+  const list = ratios(figures);
+  const table = new Map(targets(list, figures).map((t) => [t.target, t]));
+
+  it("judges each target on the journal's stack beside the bare one", () => {
+    // Brain 1,000, the bare stack 10,000 and the journal 1,500 calls/s (counts over 3 s) against
+    // pg-boss's 333: the bare stack reaches 5 × pg-boss, the journal alone does not, so its
+    // statements stop Brain whatever the rest costs.
+    expect(table.get("tool_throughput ≥ 5 × pgboss_roundtrip.throughput")).toMatchObject({
+      measured: "3 ×",
+      met: false,
+      stack: { measured: "30 ×", met: true },
+      journal: { measured: "4.5 ×", met: false },
+    });
+    // Brain 0.8 cores ÷ 1,000 calls/s; the journal 0.6 ÷ 1,500 meets what Brain misses.
+    expect(table.get("CPU per tool call ≤ 0.5 ms")).toMatchObject({
+      measured: "0.8 ms",
+      met: false,
+      stack: { measured: "0.15 ms", met: true },
+      journal: { measured: "0.4 ms", met: true },
+    });
+    // 2.5 ms ÷ (2 × 0.5 ms): the journal's two commits alone miss the text-turn target.
+    expect(table.get("turn_text p50 ≤ 2 × (commits × floor_commit)")).toMatchObject({
+      stack: { measured: "1.5 ×", met: true },
+      journal: { measured: "2.5 ×", met: false },
+    });
+    expect(table.get("emit p50 ≤ 1.5 × floor_commit")?.journal).toEqual({ measured: "3 ×", met: false });
+    // No journal figure for it: no verdict.
+    expect(table.get("call round trip ≤ ¼ of pgboss_roundtrip")?.journal).toBeUndefined();
+  });
+
+  it("says how much of Brain's throughput and CPU is its journal's", () => {
+    const r = (name: string) => list.find((x) => x.name === name)?.value;
+    expect(r("floor_stack_journal ÷ tool_throughput")).toBe(1.5);
+    expect(r("CPU per call, Brain's journal on the stack (ms)")).toBe(0.4);
+    expect(r("CPU per tool call ÷ floor_stack_journal")).toBe(2);
+  });
+});
