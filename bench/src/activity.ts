@@ -1,7 +1,8 @@
 import { plainSql } from "./database.js";
 
 /**
- * Samples pg_stat_activity for the Brain server's backends every few milliseconds while a scenario
+ * Samples pg_stat_activity for the Brain server's backends, its journal writer's included (or
+ * other processes', by application_name) every few milliseconds while a scenario
  * measures (`--sample-activity`): the average number of its backends executing (by wait event and
  * statement), idle inside a transaction (waiting for the Node process) or idle. It costs a little
  * CPU, so it is off by default.
@@ -15,6 +16,7 @@ export class ActivitySampler {
   constructor(
     private readonly url: string,
     private readonly database: string,
+    private readonly applications: readonly string[] = ["brain-server", "brain-writer"],
     private readonly everyMs = 5,
   ) {}
 
@@ -41,18 +43,20 @@ export class ActivitySampler {
     const sql = plainSql(this.url, 1);
     try {
       while (!this.stopping) {
-        const rows = await sql<{ state: string | null; wait: string | null; query: string }[]>`
-          SELECT state, wait_event_type || ':' || wait_event AS wait, left(query, 48) AS query
+        const rows = await sql<{ app: string; state: string | null; wait: string | null; query: string }[]>`
+          SELECT application_name AS app, state, wait_event_type || ':' || wait_event AS wait,
+                 left(query, 48) AS query
           FROM pg_stat_activity
-          WHERE datname = ${this.database} AND application_name = 'brain-server'`;
+          WHERE datname = ${this.database} AND application_name = ANY(${this.applications as string[]})`;
         this.samples++;
         for (const r of rows) {
-          const key =
+          const what =
             r.state === "active"
               ? `active ${r.wait ?? "(on CPU)"}: ${r.query.replace(/\s+/g, " ").trim()}`
               : r.state === "idle in transaction"
                 ? `idle in transaction (after: ${r.query.replace(/\s+/g, " ").trim()})`
                 : `${r.state}`;
+          const key = `${r.app}: ${what}`;
           this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
         }
         await new Promise((r) => setTimeout(r, this.everyMs));

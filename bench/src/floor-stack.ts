@@ -1,3 +1,4 @@
+import { ActivitySampler } from "./activity.js";
 import {
   type BenchContext,
   profileArgs,
@@ -9,7 +10,12 @@ import {
 import { resetStatements, topStatements } from "./database.js";
 import { CpuMeter } from "./proc.js";
 import { type Child, forkChild } from "./rpc.js";
-import type { StackServerArgs, StackThroughputArgs, StackThroughputResult } from "./stack-protocol.js";
+import {
+  STACK_APPLICATION,
+  type StackServerArgs,
+  type StackThroughputArgs,
+  type StackThroughputResult,
+} from "./stack-protocol.js";
 import { type Figure, latency, rate } from "./stats.js";
 
 /**
@@ -54,17 +60,29 @@ async function withStack(
   const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid }), ctx.database);
   host.onMark((m) => (m === "start" ? cpu.start() : cpu.stop()));
   host.onMark(profileWindow(ctx, [`server-${name}`, `host-${name}`]));
-  // Each path's window starts afresh, so the statements read at the end are the throughput's.
+  // Each path's window starts afresh, so the statements and activity read at the end are the
+  // throughput's.
   const resets: Promise<void>[] = [];
   if (ctx.pgStatStatements) host.onMark((m) => m === "start" && resets.push(resetStatements(ctx.sql).catch(() => {})));
+  const sampler = ctx.sampleActivity
+    ? new ActivitySampler(ctx.databaseUrl, ctx.database, [STACK_APPLICATION[journal], "brain-writer"])
+    : undefined;
+  let sampled: Promise<Record<string, number>> | undefined;
+  if (sampler) {
+    host.onMark((m) => {
+      if (m === "start") sampler.start();
+      if (m === "end") sampled = sampler.stop();
+    });
+  }
   try {
     const args: StackServerArgs = { url: ctx.databaseUrl, channel: "bench_stack", journal };
     const { port } = await server.call<{ port: number }>("start", args);
     await host.call("connect", { port });
     const figures = await measure(ctx, name, server, host, cpu);
-    if (!ctx.pgStatStatements) return { figures };
+    const activity = await sampled;
     await Promise.all(resets);
-    return { figures, statements: await topStatements(ctx.sql) };
+    const statements = ctx.pgStatStatements ? await topStatements(ctx.sql) : undefined;
+    return { figures, ...(statements ? { statements } : {}), ...(activity ? { activity } : {}) };
   } finally {
     await host.call("close").catch(() => {});
     await server.call("stop").catch(() => {});

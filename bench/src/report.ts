@@ -263,7 +263,11 @@ export type StackName = "floor_stack" | "floor_stack_journal";
 export function asStack(figures: Figure[], stack: StackName = "floor_stack"): Figure[] | undefined {
   const brainName = (name: string) => {
     const dot = name.lastIndexOf(".");
-    return name.slice(0, dot) === stack ? STACK_AS[name.slice(dot + 1)] : undefined;
+    const path = name.slice(dot + 1);
+    // The stacks time a dispatch from the intents' submit, Brain from their row's insert: a longer
+    // span, so a floor that judged Brain's dispatch target by it would claim more than it showed.
+    if (stack === "floor_stack_journal" && path === "dispatch") return undefined;
+    return name.slice(0, dot) === stack ? STACK_AS[path] : undefined;
   };
   const renamed = figures.flatMap((f) => {
     const name = brainName(f.name);

@@ -127,9 +127,9 @@ interface SessionState {
  * merged statements, the writer's mark, NOTIFY of the commit's keys). What it leaves out is the
  * server: validation, the Agentloop, actors, the model provider, recovery.
  */
-export async function brainJournal(url: string): Promise<StackJournal> {
+export async function brainJournal(url: string, applicationName = "bench-stack-journal"): Promise<StackJournal> {
   const schema = "brain";
-  const sql = connect(url, { schema, max: 2, applicationName: "bench-stack-journal" });
+  const sql = connect(url, { schema, max: 2, applicationName });
   const serverId = randomUUID();
   const writer = new JournalWriter(sql, { channel: channelFor(schema), origin: serverId });
   await migrate(sql, schema);

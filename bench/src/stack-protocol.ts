@@ -1,5 +1,11 @@
 /** What the bare stack's processes (floor_stack) say to each other and to the runner. */
 
+/**
+ * The application_name of each stack server's connections, which `--sample-activity` follows (with
+ * Brain's writer lane, `brain-writer`, for the journal's).
+ */
+export const STACK_APPLICATION = { bare: "bench-stack", brain: "bench-stack-journal" } as const;
+
 export interface StackServerArgs {
   url: string;
   channel: string;

@@ -6,7 +6,7 @@ import type { WebSocket } from "ws";
 import { calibrateWallClock, wallNow } from "./clock.js";
 import { serve } from "./rpc.js";
 import { bareJournal, brainJournal, type StackJournal } from "./stack-journal.js";
-import type { Frame, StackServerArgs, TurnBody } from "./stack-protocol.js";
+import { type Frame, STACK_APPLICATION, type StackServerArgs, type TurnBody } from "./stack-protocol.js";
 
 /**
  * The bare stack (floor_stack): Fastify, @fastify/websocket and postgres.js, as Brain's server
@@ -30,9 +30,13 @@ let app: FastifyInstance | undefined;
 serve({
   async start(args: StackServerArgs): Promise<{ port: number }> {
     calibrateWallClock();
-    if (args.journal === "brain") journal = await brainJournal(args.url);
+    if (args.journal === "brain") journal = await brainJournal(args.url, STACK_APPLICATION.brain);
     else {
-      sql = postgres(args.url, { max: 2, onnotice: () => {} });
+      sql = postgres(args.url, {
+        max: 2,
+        onnotice: () => {},
+        connection: { application_name: STACK_APPLICATION.bare },
+      });
       journal = await bareJournal(sql, args.channel);
     }
     const j = journal;

@@ -145,6 +145,10 @@ describe("the targets table against Brain's journal on the stack", () => {
     rate("floor_stack_journal.throughput", "calls/s", 4_500, 3, { cpu: { server: 0.3, host: 0.1, postgres: 0.2 } }),
     latency("floor_stack_journal.turn_text", [2.5, 2.5, 2.5]),
     latency("floor_stack_journal.emit", [1.5, 1.5, 1.5]),
+    latency("floor_notify.commit_to_listener", [0.5, 0.5, 0.5]),
+    latency("tool_dispatch", [2, 2, 2]),
+    latency("floor_stack.dispatch", [0.5, 0.5, 0.5]),
+    latency("floor_stack_journal.dispatch", [1, 1, 1]),
   ];
   const list = ratios(figures);
   const table = new Map(targets(list, figures).map((t) => [t.target, t]));
@@ -174,6 +178,12 @@ describe("the targets table against Brain's journal on the stack", () => {
     expect(table.get("emit p50 ≤ 1.5 × floor_commit")?.journal).toEqual({ measured: "3 ×", met: false });
     // No journal figure for it: no verdict.
     expect(table.get("call round trip ≤ ¼ of pgboss_roundtrip")?.journal).toBeUndefined();
+    // The stacks time a dispatch over a longer span than Brain's (from the intents' submit): the
+    // bare stack's may still say a target is within reach, the journal's is not taken for a floor.
+    expect(table.get("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener")).toMatchObject({
+      stack: { measured: "1 ×", met: true },
+    });
+    expect(table.get("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener")?.journal).toBeUndefined();
   });
 
   it("says how much of Brain's throughput and CPU is its journal's", () => {
