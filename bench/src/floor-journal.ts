@@ -4,6 +4,7 @@ import {
   channelFor,
   connect,
   createSession,
+  insertHost,
   JournalWriter,
   migrate,
   registerServer,
@@ -94,7 +95,7 @@ async function bareSession(sql: Sql, writer: JournalWriter): Promise<{ sessionId
   const hostId = randomUUID();
   const id = randomUUID();
   await registerServer(sql, serverId);
-  await sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  await insertHost(sql, hostId, null, Buffer.alloc(1));
   // Named in its metadata: a database kept with --keep-db shows which scenario wrote it.
   await writer.submit(
     createSession({

@@ -244,34 +244,33 @@ function stackRatios(figures: Figure[]): Ratio[] {
   return out;
 }
 
-/** Brain's figures that the stack scenarios (floor_stack, floor_stack_journal) also measure, by path. */
-const STACK_AS: Record<string, string> = {
+/** The stacks whose figures the targets table also judges: the bare one, and it writing Brain's journal. */
+export type StackName = "floor_stack" | "floor_stack_journal";
+
+/** Brain's figures that each stack scenario also measures, by the stack's path. */
+const STACK_PATHS = {
   turn_text: "turn_text",
   emit: "emit",
   dispatch: "tool_dispatch",
   throughput: "tool_throughput",
   call_roundtrip: "turn_one_tool.call_roundtrip",
 };
-
-/** The stacks whose figures the targets table also judges: the bare one, and it writing Brain's journal. */
-export type StackName = "floor_stack" | "floor_stack_journal";
+const STACK_AS: Record<StackName, Record<string, string>> = {
+  floor_stack: STACK_PATHS,
+  // The stacks time a dispatch from the intents' submit, Brain from their row's insert: a longer
+  // span, so a floor that judged Brain's dispatch target by it would claim more than it showed.
+  floor_stack_journal: Object.fromEntries(Object.entries(STACK_PATHS).filter(([path]) => path !== "dispatch")),
+};
 
 /**
  * The run's figures as if a stack were Brain: the baselines, and the stack's figures under Brain's
  * names (its text turn is two commits, like Brain's). Undefined when that stack did not run.
  */
 export function asStack(figures: Figure[], stack: StackName = "floor_stack"): Figure[] | undefined {
-  const brainName = (name: string) => {
-    const dot = name.lastIndexOf(".");
-    const path = name.slice(dot + 1);
-    // The stacks time a dispatch from the intents' submit, Brain from their row's insert: a longer
-    // span, so a floor that judged Brain's dispatch target by it would claim more than it showed.
-    if (stack === "floor_stack_journal" && path === "dispatch") return undefined;
-    return name.slice(0, dot) === stack ? STACK_AS[path] : undefined;
-  };
   const renamed = figures.flatMap((f) => {
-    const name = brainName(f.name);
-    return name === undefined ? [] : [{ ...f, name }];
+    const dot = f.name.lastIndexOf(".");
+    const name = f.name.slice(0, dot) === stack ? STACK_AS[stack][f.name.slice(dot + 1)] : undefined;
+    return name ? [{ ...f, name }] : [];
   });
   if (renamed.length === 0) return undefined;
   const baselines = figures.filter((f) => /^(floor_commit|floor_notify|pgboss_|graphile_)/.test(f.name));

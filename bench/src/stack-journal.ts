@@ -171,12 +171,13 @@ export async function brainJournal(url: string, applicationName = "bench-stack-j
       }),
     );
   };
-  const runningCall = (input: unknown): NewRecord => ({
+  /** A call's intent, dispatched in its commit to the connected host, as Brain's server writes it. */
+  const intent = (input: unknown, callId: string, activation: number | null): NewRecord => ({
     kind: "tool_call_started",
-    payload: { tool: TOOL, input, callId: randomUUID(), deadline: null, activation: null },
+    payload: { tool: TOOL, input, callId, deadline: null, activation },
     call: {
       tool: TOOL,
-      activationSeq: null,
+      activationSeq: activation,
       hostId,
       connectionId,
       state: "running",
@@ -207,19 +208,7 @@ export async function brainJournal(url: string, applicationName = "bench-stack-j
         name: TOOL,
         input: { i: s.calls++ },
       }));
-      const intents: NewRecord[] = toolCalls.map((tc) => ({
-        kind: "tool_call_started",
-        payload: { tool: TOOL, input: tc.input, callId: tc.id, deadline: null, activation: s.activation },
-        call: {
-          tool: TOOL,
-          activationSeq: s.activation,
-          hostId,
-          connectionId,
-          state: "running",
-          deadlineAt: null,
-          executor: "host",
-        },
-      }));
+      const intents = toolCalls.map((tc) => intent(tc.input, tc.id, s.activation));
       const seqs = await append(session, [modelEnded(s, "", toolCalls), ...intents]);
       s.openedAt = null;
       return toolCalls.map((tc, i) => ({ seq: seqs[i + 1]!, input: tc.input }));
@@ -264,7 +253,7 @@ export async function brainJournal(url: string, applicationName = "bench-stack-j
       let seq = emitting.get(session);
       if (seq === undefined) {
         await create(session);
-        [seq] = await append(session, [runningCall({})]);
+        [seq] = await append(session, [intent({}, randomUUID(), null)]);
         emitting.set(session, seq!);
       }
       const r = await writer.submit(
