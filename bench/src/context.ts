@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Sql } from "postgres";
 import { ActivitySampler } from "./activity.js";
 import { resetStatements, type StatementStat, topStatements } from "./database.js";
+import { type HopStep, HopWindow, hopFigures, hopProbe, readHops } from "./hops.js";
 import type { InitArgs } from "./host-protocol.js";
 import { CpuMeter, type ServerEntry, type ServerProcess, spawnServer } from "./proc.js";
 import { type Child, forkChild } from "./rpc.js";
@@ -25,6 +26,8 @@ export interface BenchOptions {
   keepDb: boolean;
   /** Sample pg_stat_activity of the server's backends while each Brain scenario measures. */
   sampleActivity: boolean;
+  /** Time the hops of the sequential scenarios' paths (hops.ts): figures `<scenario> hop · a → b`. */
+  traceHops: boolean;
   /** Where to write the JSON. */
   out: string;
   /**
@@ -83,6 +86,8 @@ export interface BrainOptions {
   probe?: boolean;
   /** Server environment on top of the bench's own (e.g. a BRAIN_* setting the scenario measures). */
   env?: Record<string, string>;
+  /** A sequential path (one call at a time): with `--trace-hops`, its steps join the figures. */
+  hops?: boolean;
 }
 
 export interface ScenarioResult {
@@ -114,6 +119,8 @@ export interface BrainUnderTest {
   activity(): Promise<Record<string, number> | undefined>;
   /** Stops both processes; resolves with the warnings and errors the server logged. */
   close(): Promise<string[]>;
+  /** With `--trace-hops` on a sequential path, once closed: the steps of its measured window. */
+  hops(): HopStep[] | undefined;
 }
 
 /** `node --cpu-prof` arguments for a process of the run (with `--cpu-prof`), else none. */
@@ -199,8 +206,11 @@ export async function startBrain(
   const allocProf = ctx.allocProf && !options.probe;
   const serverAlloc = allocProbe({ root: ctx.root, allocProf }, `server-${scenario}`);
   const hostAlloc = allocProbe({ root: ctx.root, allocProf }, `host-${scenario}`);
-  nodeArgs.push(...serverAlloc.args);
-  hostArgs.push(...hostAlloc.args);
+  const traced = ctx.traceHops && options.hops === true;
+  const serverHops = hopProbe(traced, join(ctx.root, "bench/results/profiles"), `server-${scenario}`);
+  const hostHops = hopProbe(traced, join(ctx.root, "bench/results/profiles"), `host-${scenario}`);
+  nodeArgs.push(...serverAlloc.args, ...serverHops.args);
+  hostArgs.push(...hostAlloc.args, ...hostHops.args);
   if (options.probe) {
     nodeArgs.push("--expose-gc", "--import", new URL("./server-probe.js", import.meta.url).href);
   }
@@ -213,9 +223,14 @@ export async function startBrain(
     dataDir,
     entry: ctx.serverEntry,
     nodeArgs,
-    env: { ...options.env, ...serverAlloc.env },
+    env: { ...options.env, ...serverAlloc.env, ...serverHops.env },
   });
-  const host = forkChild(new URL("./host.js", import.meta.url).pathname, { execArgv: hostArgs, env: hostAlloc.env });
+  const host = forkChild(new URL("./host.js", import.meta.url).pathname, {
+    execArgv: hostArgs,
+    env: { ...hostAlloc.env, ...hostHops.env },
+  });
+  const hopWindow = new HopWindow();
+  if (traced) host.onMark(hopWindow.onMark);
   // The runner itself is "bench": it is idle while measuring, except for the activity sampler.
   const cpu = new CpuMeter(() => ({ server: server.pid, host: host.pid, bench: process.pid }), ctx.database);
   const sampler = ctx.sampleActivity ? new ActivitySampler(ctx.databaseUrl, ctx.database) : undefined;
@@ -256,6 +271,10 @@ export async function startBrain(
     async activity() {
       return sampled;
     },
+    hops() {
+      if (!serverHops.file || !hostHops.file) return undefined;
+      return readHops({ server: serverHops.file, host: hostHops.file }, hopWindow);
+    },
     async statements() {
       return ctx.pgStatStatements ? topStatements(ctx.sql) : undefined;
     },
@@ -291,6 +310,8 @@ export async function withBrain(
   } finally {
     await closeKeepingWarnings(ctx.log, scenario, brain);
   }
+  const hops = brain.hops();
+  if (hops) figures.push(...hopFigures(scenario, hops));
   return { figures, ...(statements ? { statements } : {}), ...(activity ? { activity } : {}) };
 }
 

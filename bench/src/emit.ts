@@ -7,7 +7,7 @@ import { latency } from "./stats.js";
 export const emit: Scenario = {
   name: "emit",
   run: (ctx) =>
-    withBrain(ctx, "emit", {}, async (brain) => {
+    withBrain(ctx, "emit", { hops: true }, async (brain) => {
       const emits = 10;
       const prepare: PrepareArgs = { kind: "emit", turns: ctx.quick ? 20 : 100, warmup: ctx.quick ? 5 : 20, emits };
       await brain.host.call("prepare", prepare);

@@ -15,7 +15,7 @@ import { latency } from "./stats.js";
 export const toolDispatch: Scenario = {
   name: "tool_dispatch",
   run: (ctx) =>
-    withBrain(ctx, "tool_dispatch", {}, async (brain) => {
+    withBrain(ctx, "tool_dispatch", { hops: true }, async (brain) => {
       const prepare: PrepareArgs = { kind: "tool", turns: ctx.quick ? 100 : 1000, warmup: ctx.quick ? 20 : 100 };
       await brain.host.call("prepare", prepare);
       await brain.resetStatements();

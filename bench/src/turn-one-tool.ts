@@ -12,7 +12,7 @@ import { latency } from "./stats.js";
 export const turnOneTool: Scenario = {
   name: "turn_one_tool",
   run: (ctx) =>
-    withBrain(ctx, "turn_one_tool", {}, async (brain) => {
+    withBrain(ctx, "turn_one_tool", { hops: true }, async (brain) => {
       const prepare: PrepareArgs = { kind: "tool", turns: ctx.quick ? 100 : 1000, warmup: ctx.quick ? 20 : 100 };
       await brain.host.call("prepare", prepare);
       await brain.resetStatements();

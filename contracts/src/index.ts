@@ -3,6 +3,7 @@ export * from "./console.js";
 export * from "./deadlines.js";
 export * from "./errors.js";
 export * from "./frames.js";
+export * from "./hop-trace.js";
 export * from "./http.js";
 export * from "./journal.js";
 export * from "./json.js";

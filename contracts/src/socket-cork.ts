@@ -8,7 +8,11 @@ import type { Socket } from "node:net";
  * its CPU. Nothing waits longer than the end of the tick that wrote it, and a socket that is
  * already holding (corked by its owner, as `ws` does per frame) nests inside.
  */
-export function corkPerTick(socket: Socket): void {
+/**
+ * Returns `flush`: sends what the tick has written so far at once, for a frame that should not
+ * wait for the rest of the tick's work (an invoke frame, ahead of the commit's bookkeeping).
+ */
+export function corkPerTick(socket: Socket): () => void {
   const { write, destroy, end } = socket;
   let holding = false;
   const release = () => {
@@ -34,4 +38,5 @@ export function corkPerTick(socket: Socket): void {
     }
     return write.apply(this, args);
   } as Socket["write"];
+  return release;
 }

@@ -36,6 +36,13 @@ export interface WriteOp<R> {
    * session another write of the batch touched without it) leaves its sessions to be read.
    */
   written?(result: R): { sessionId: string; records: WrittenRecord[] } | null;
+  /**
+   * Runs as soon as the write's batch is known committed, before anything else the commit sets
+   * off (its writes resolving, the keys announced, the observer told): for what must leave the
+   * process at once, such as the invoke frame of a call the write dispatched. It must not throw
+   * and must not wait; a failure is dropped, as the write has committed all the same.
+   */
+  committed?(result: R): void;
 }
 
 /** A journal record as written, for the in-process wake-up path (see WriteOp.written). */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { BrainError } from "@aexhq/brain-contracts";
+import { BrainError, hop } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
 import type { DatabaseAvailability } from "./availability.js";
 import { type CommitKeys, emptyKeys, mergeKeys } from "./commit-keys.js";
@@ -223,6 +223,7 @@ export class JournalWriter {
       this.options,
       this.stats,
     );
+    hop("writer.batch-sent");
     const flight: Flight = {
       batch,
       id,
@@ -335,6 +336,7 @@ export class JournalWriter {
   private async commitBatch(batch: Queued[], firstAttempt = 0): Promise<void> {
     const started = performance.now();
     let sent: { results: unknown[]; notifies: number };
+    hop("writer.batch-sent");
     try {
       sent = await this.connection.runAlone(
         batch.map((q) => q.op),
@@ -349,6 +351,15 @@ export class JournalWriter {
 
   /** A batch committed: its writes resolve, its keys are announced, and the observer is told. */
   private committed(batch: Queued[], results: unknown[], started: number, notifies: number): void {
+    hop("writer.batch-committed");
+    for (const [i, q] of batch.entries()) {
+      if (!q.op.committed) continue;
+      try {
+        q.op.committed(results[i]);
+      } catch {
+        // The write has committed: what its hook failed to do is its own caller's to notice.
+      }
+    }
     this.stats.batches++;
     this.stats.writes += batch.length;
     const keys = emptyKeys();

@@ -118,3 +118,45 @@ describe("records handed on at commit", () => {
     expect(batch.written.has(id)).toBe(false);
   });
 });
+
+describe("a write's committed hook", () => {
+  // The Agentloop sends a dispatched call's invoke frame from it (hosts/dispatch.ts): it must run
+  // as soon as the commit is known, ahead of the announcement and of the write's own caller.
+  it("runs with the result before the commit is announced and before the write resolves, in either batch shape", async () => {
+    const id = await newSession();
+    for (const shape of ["one round trip", "alone"] as const) {
+      const order: string[] = [];
+      heard.length = 0;
+      const op = appendRecords(id, [{ kind: "progress", payload: { shape } }]);
+      // Without `notify` a write cannot go out in one round trip: it runs in a batch of its own.
+      const submitted =
+        shape === "alone" ? { keys: op.keys, run: op.run, written: op.written } : { ...op, merge: undefined };
+      const committedWith: number[] = [];
+      const announcedBefore = heard.length;
+      const result = writer.submit({
+        ...submitted,
+        committed: (r) => {
+          order.push(heard.length > announcedBefore ? "hook after announce" : "hook");
+          committedWith.push(...r.records.map((x) => x.seq));
+        },
+      });
+      void result.then(() => order.push("resolved"));
+      const written = await result;
+      order.push(heard.length > announcedBefore ? "announced" : "not announced");
+      expect(order).toEqual(["hook", "resolved", "announced"]);
+      expect(committedWith).toEqual(written.records.map((r) => r.seq));
+    }
+  });
+
+  it("is dropped when it throws: the write has committed, and resolves", async () => {
+    const id = await newSession();
+    const written = await writer.submit({
+      ...appendRecords(id, [{ kind: "progress", payload: {} }]),
+      committed: () => {
+        throw new Error("a hook's own failure");
+      },
+    });
+    expect(written.records).toHaveLength(1);
+    expect((await readRecords(db.sql, id, 0)).at(-1)?.kind).toBe("progress");
+  });
+});

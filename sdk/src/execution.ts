@@ -5,6 +5,7 @@ import {
   EVENT_KIND_PATTERN,
   errorOutcome,
   findNonJson,
+  hop,
   isReservedKind,
   issuesForWire,
   type ModelRequest,
@@ -135,6 +136,7 @@ export class Execution {
 
   /** Validates the input and runs the handler. Never rejects. */
   async start(input: unknown): Promise<void> {
+    hop("sdk.call-started");
     // Brain owns deadlines: an expired or interrupted call runs no customer code and sends nothing.
     if (this.expired()) return this.interrupt("timeout");
     if (this.call.deadline !== null) this.disarm = armDeadline(this.call.deadline, () => this.interrupt("timeout"));
@@ -156,6 +158,7 @@ export class Execution {
     }
     let returned: unknown;
     try {
+      hop("sdk.handler-called");
       returned = await this.tool.run(parsed.data, this.context);
     } catch (err) {
       if (this.state === "open") this.closeWith(errorOutcome("tool_error", thrownMessage(err)));
@@ -267,6 +270,7 @@ export class Execution {
    * how a refused `return` becomes visible.
    */
   private sendOutcome(type: "result" | "return" | "finish", prepared: Prepared): Promise<number | null> {
+    hop("sdk.outcome-sending");
     const { outcome } = prepared;
     const ack = this.channel.send(this.frame(type, outcome, prepared.content));
     // A non-success outcome terminates the call; Brain ends it on its side too.

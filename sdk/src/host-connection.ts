@@ -3,6 +3,7 @@ import { Backoff } from "./backoff.js";
 import {
   BrainError,
   ErrorBodySchema,
+  hop,
   isErrorCode,
   MAX_FRAME_BYTES,
   type ServerFrame,
@@ -121,6 +122,7 @@ export class HostConnection implements FrameChannel {
     const ack = this.acks.add(id);
     // A large result goes out as parts, back to back: nothing else is written between them.
     for (const text of texts) ws.send(text);
+    hop("sdk.frame-sent");
     return ack;
   }
 
@@ -186,6 +188,7 @@ export class HostConnection implements FrameChannel {
         failure ??= new BrainError("not_connected", `The host connection failed: ${err.message}`);
       });
       ws.on("message", (data) => {
+        hop("sdk.frame-received");
         heartbeat?.alive();
         const frame = parseServerFrame(data);
         if (frame === undefined) return;
@@ -287,7 +290,9 @@ function parseServerFrame(data: WebSocket.RawData): ServerFrame | undefined {
   }
   const parsed = WireServerFrameSchema.safeParse(json);
   // An unreadable frame cannot be answered (Brain takes no rejects); it is dropped.
-  return parsed.success ? parsed.data : undefined;
+  if (!parsed.success) return undefined;
+  hop("sdk.frame-parsed");
+  return parsed.data;
 }
 
 function handshakeError(status: number, body: string): BrainError {

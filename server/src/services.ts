@@ -39,6 +39,10 @@ export interface CallDispatch {
   planMcp(session: RoutedSession, call: McpCall, caller: number | null): NewRecord;
   /** Sends what a commit dispatched, and refuses calls to tools the session does not have. */
   afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
+  /** Sends the invoke frames a commit dispatched to this process's connections (sendCommitted). */
+  sendCommitted(sessionId: string, written: Appended[], records: NewRecord[]): void;
+  /** Ends the calls of a commit whose tool the session does not have (refuseUnknown). */
+  refuseUnknown(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
   /** Claims and sends a host's pending calls on one of its connections. */
   claimFor(conn: HostLink, only?: string[]): Promise<void>;
 }

@@ -40,6 +40,19 @@ describe("corkPerTick", () => {
     await expect.poll(received).toBe("abc");
   });
 
+  it("sends what the tick has written at once when flushed, and holds the tick's later writes again", async () => {
+    const { client, received } = await pair();
+    const flush = corkPerTick(client);
+    client.write("invoke");
+    flush();
+    // Handed to the kernel in this tick, not at its end.
+    expect(client.writableCorked).toBe(0);
+    expect(client.writableLength).toBe(0);
+    client.write("ack");
+    expect(client.writableCorked).toBe(1);
+    await expect.poll(received).toBe("invokeack");
+  });
+
   it("nests inside its owner's own cork, and leaves a destroyed socket alone", async () => {
     const { client, received } = await pair();
     corkPerTick(client);

@@ -3,6 +3,7 @@ import {
   EVENT_KIND_PATTERN,
   errorOutcome,
   findUnstorable,
+  hop,
   isReservedKind,
   type Outcome,
   UNSTORABLE_TEXT,
@@ -61,6 +62,7 @@ export async function applyReport(
   if (where !== null) return refuseUnstorable(rt, ref, action, `at ${where}`);
   let result: TransitionResult;
   try {
+    hop("server.report-submitted");
     result = await rt.writer.submit(transitionCall(ref, action, rt.config.maxEmittedBytes));
   } catch (error) {
     // The tool has finished, but the database could not take its word for it, and the reporter

@@ -1,6 +1,7 @@
 import {
   BrainError,
   type HostFrame,
+  hop,
   type InvokeFrame,
   issuesText,
   MAX_FRAME_BYTES,
@@ -28,6 +29,9 @@ type CallFrame = Extract<HostFrame, { type: "emit" | "result" | "return" | "fini
  */
 export class HostConnection {
   private open = true;
+  /** Sends the socket's held writes now (routes/host-socket.ts corks them per tick). */
+  private readonly flush: (() => void) | null;
+  private flushQueued = false;
   private lastFrameAt = Date.now();
   /** Calls sent on this socket and not known to have ended: the ones a cancel frame may concern. */
   private readonly inflight = new Map<string, CallKey>();
@@ -47,8 +51,9 @@ export class HostConnection {
     private readonly socket: WebSocket,
     readonly id: string,
     readonly hostId: string,
-    options: { replicaId?: string; attachedOnly?: boolean } = {},
+    options: { replicaId?: string; attachedOnly?: boolean; flush?: () => void } = {},
   ) {
+    this.flush = options.flush ?? null;
     this.parts = new PartCollector(rt.config.maxEmittedBytes);
     this.replicaId = options.replicaId ?? null;
     this.attached = options.attachedOnly && !this.replicaId ? new Set() : null;
@@ -75,6 +80,7 @@ export class HostConnection {
 
   start(onClose: () => void): void {
     this.socket.on("message", (data, isBinary) => {
+      hop("server.frame-received");
       this.lastFrameAt = Date.now();
       const bytes = Array.isArray(data) ? data.reduce((n, b) => n + b.byteLength, 0) : data.byteLength;
       if (bytes > MAX_FRAME_BYTES) this.refuseOversize(isBinary ? null : data.toString(), bytes);
@@ -102,6 +108,16 @@ export class HostConnection {
   invoke(call: { sessionId: string; sequence: number; tool: string; input: unknown; deadline: number | null }): void {
     this.inflight.set(`${call.sessionId}:${call.sequence}`, { sessionId: call.sessionId, seq: call.sequence });
     this.send({ type: "invoke", ...call, input: call.input as InvokeFrame["input"] });
+    hop("server.invoke-sent");
+    // Out as soon as the commit's other invokes are written (they are sent from its `committed`
+    // hooks, one after another), not at the end of the tick, behind the commit's bookkeeping.
+    if (this.flush && !this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => {
+        this.flushQueued = false;
+        this.flush?.();
+      });
+    }
   }
 
   /**
@@ -154,6 +170,7 @@ export class HostConnection {
       const parsed = WireHostFrameSchema.safeParse(JSON.parse(text));
       if (!parsed.success) throw new Error(issuesText(parsed.error));
       frame = parsed.data;
+      hop("server.frame-parsed");
       if (whole && !assembledAsNamed(frame, whole.part)) {
         throw new Error("parts must carry one result, return or finish frame of their id, session and sequence");
       }

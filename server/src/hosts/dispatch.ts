@@ -90,17 +90,32 @@ export class Dispatcher {
 
   /** Sends what the commit dispatched, and refuses calls to tools the session does not have. */
   async afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void> {
+    this.sendCommitted(sessionId, written, records);
+    await this.refuseUnknown(sessionId, written, records);
+  }
+
+  /**
+   * Sends the invoke frames of the calls a commit dispatched to connections of this process. The
+   * Agentloop calls it from the append's `committed` hook (WriteOp.committed), so that the frame
+   * leaves as soon as the commit is known, ahead of the writer's and the actor's bookkeeping.
+   */
+  sendCommitted(sessionId: string, written: Appended[], records: NewRecord[]): void {
+    written.forEach((w, i) => {
+      const r = records[i]!;
+      if (r.kind !== "tool_call_started" || r.call?.executor !== "host" || !r.call.connectionId) return;
+      const p = r.payload as { tool: string; input: unknown; deadline: number | null };
+      this.rt.hosts
+        .byId(r.call.connectionId)
+        ?.invoke({ sessionId, sequence: w.seq, tool: p.tool, input: p.input, deadline: p.deadline });
+    });
+  }
+
+  /** Ends a commit's calls to tools the session does not have: `unknown_tool`. */
+  async refuseUnknown(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void> {
     const unknown: number[] = [];
     written.forEach((w, i) => {
       const r = records[i]!;
-      if (r.kind !== "tool_call_started" || !r.call) return;
-      const p = r.payload as { tool: string; input: unknown; deadline: number | null };
-      if (r.call.executor === "none") unknown.push(w.seq);
-      else if (r.call.executor === "host" && r.call.connectionId) {
-        this.rt.hosts
-          .byId(r.call.connectionId)
-          ?.invoke({ sessionId, sequence: w.seq, tool: p.tool, input: p.input, deadline: p.deadline });
-      }
+      if (r.kind === "tool_call_started" && r.call?.executor === "none") unknown.push(w.seq);
     });
     if (unknown.length > 0) {
       await this.rt.writer.submit(

@@ -222,8 +222,12 @@ export class SessionActor {
   }
 
   /** Appends with the fencing epoch (see SessionJournal.append); stops when fenced or ended. */
-  private async append(records: NewRecord[], ownMessage = false): Promise<Appended[] | null> {
-    const written = await this.journal.append(records, ownMessage);
+  private async append(
+    records: NewRecord[],
+    ownMessage = false,
+    committed?: (written: Appended[]) => void,
+  ): Promise<Appended[] | null> {
+    const written = await this.journal.append(records, ownMessage, committed);
     if (written === null) this.stop(this.state.ended ? "ended" : "fenced");
     return written;
   }
@@ -298,9 +302,13 @@ export class SessionActor {
       return "ended";
     }
     const calls = this.rt.dispatch.plan(this.session, activationSeq, response.toolCalls, callerDeadline(this.state));
-    const written2 = await this.append([ended, ...calls]);
+    const records = [ended, ...calls];
+    // The invoke frames leave from the commit itself, before this resumes (dispatch.ts).
+    const written2 = await this.append(records, false, (w) =>
+      this.rt.dispatch.sendCommitted(this.session.id, w, records),
+    );
     if (!written2) return "stopped";
-    await this.rt.dispatch.afterCommit(this.session.id, written2, [ended, ...calls]);
+    await this.rt.dispatch.refuseUnknown(this.session.id, written2, records);
     return "dispatched";
   }
 

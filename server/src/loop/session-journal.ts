@@ -108,9 +108,14 @@ export class SessionJournal {
   /**
    * Appends with the fencing epoch and folds what was written; null when the guard refused
    * (fenced, or the session ended). `ownMessage`: the records carry a user message the actor
-   * takes itself (see announcedAsLoop).
+   * takes itself (see announcedAsLoop). `committed`: called with what was written as soon as the
+   * commit is known, before this resumes (WriteOp.committed).
    */
-  async append(records: NewRecord[], ownMessage = false): Promise<Appended[] | null> {
+  async append(
+    records: NewRecord[],
+    ownMessage = false,
+    committed?: (written: Appended[]) => void,
+  ): Promise<Appended[] | null> {
     const deadlines: number[] = [];
     for (const r of records)
       if (r.call?.deadlineAt != null && r.call.state !== "ended") deadlines.push(r.call.deadlineAt);
@@ -118,6 +123,15 @@ export class SessionJournal {
     if (ownMessage) op = announcedAsLoop(this.sessionId, op);
     op = withWorkerJobs(this.rt.boss, this.sessionId, records, op);
     if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
+    // Last, so that no wrapper above has to carry it.
+    if (committed) {
+      op = {
+        ...op,
+        committed: (r) => {
+          if (r.records.length > 0) committed(r.records);
+        },
+      };
+    }
     const result = await this.rt.writer.submit(op);
     if (result.records.length === 0) return null;
     const written = result.records;

@@ -37,8 +37,8 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
       const query = QuerySchema.safeParse(request.query);
       const attachedOnly = query.success && query.data.sessions === "attached";
       // A commit sends many frames to one host at once: one system call for them all.
-      corkPerTick(request.raw.socket);
-      const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId, { attachedOnly });
+      const flush = corkPerTick(request.raw.socket);
+      const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId, { attachedOnly, flush });
       rt.hosts.add(conn);
       conn.start(() => {
         rt.hosts.remove(conn);
