@@ -130,6 +130,29 @@ describe("npm run bench -- --quick", () => {
     expect(report.figures.map((f) => f.name)).toContain("turn_text");
   });
 
+  it("--trace-hops records the server's and the host's hops and reports the steps of a sequential path", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(dir, "hops.json");
+    const { code, output } = await run(["--quick", "--only", "tool_dispatch", "--trace-hops", "--out", out], {
+      DATABASE_URL: inject("brainAdminUrl"),
+    });
+    expect(code, output).toBe(0);
+    const report = JSON.parse(readFileSync(out, "utf8")) as { figures: { name: string; n: number; p50: number }[] };
+    const step = (name: string) => report.figures.find((f) => f.name === `tool_dispatch hop · ${name}`);
+    // A step inside the server, one inside the host, and the socket between them: both probes
+    // wrote their hops, and the line-up put the host's after the server's that caused them.
+    for (const name of [
+      "server:writer.batch-sent → server:writer.batch-committed",
+      "host:sdk.frame-received → host:sdk.frame-parsed",
+      "server:server.invoke-sent → host:sdk.frame-received",
+    ]) {
+      expect(step(name), name).toBeDefined();
+      expect(step(name)!.n).toBeGreaterThan(0);
+      expect(step(name)!.p50).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it("--alloc-prof writes what the server and the host allocated in the window, and alloc-summary reads it", {
     timeout: 120_000,
   }, async () => {
