@@ -7,8 +7,7 @@ import type { Socket } from "node:net";
  * Each write would otherwise be a system call of its own, which on a busy server cost a quarter of
  * its CPU. Nothing waits longer than the end of the tick that wrote it, and a socket that is
  * already holding (corked by its owner, as `ws` does per frame) nests inside.
- */
-/**
+ *
  * Returns `flush`: sends what the tick has written so far at once, for a frame that should not
  * wait for the rest of the tick's work (an invoke frame, ahead of the commit's bookkeeping).
  */
