@@ -207,8 +207,10 @@ export async function startBrain(
   const serverAlloc = allocProbe({ root: ctx.root, allocProf }, `server-${scenario}`);
   const hostAlloc = allocProbe({ root: ctx.root, allocProf }, `host-${scenario}`);
   const traced = ctx.traceHops && options.hops === true;
-  const serverHops = hopProbe(traced, join(ctx.root, "bench/results/profiles"), `server-${scenario}`);
-  const hostHops = hopProbe(traced, join(ctx.root, "bench/results/profiles"), `host-${scenario}`);
+  // In the profiles' directory, which keeps them out of git.
+  const hopDir = traced ? profilesDir(ctx) : null;
+  const serverHops = hopProbe(hopDir, `server-${scenario}`);
+  const hostHops = hopProbe(hopDir, `host-${scenario}`);
   nodeArgs.push(...serverAlloc.args, ...serverHops.args);
   hostArgs.push(...hostAlloc.args, ...hostHops.args);
   if (options.probe) {

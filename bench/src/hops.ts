@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Figure, latency } from "./stats.js";
 
@@ -58,27 +58,36 @@ export function hopFigures(scenario: string, steps: HopStep[]): Figure[] {
   );
 }
 
-/** What a process of the run needs to record its hops (with `--trace-hops`), else nothing. */
-export function hopProbe(
-  traceHops: boolean,
-  dir: string,
-  name: string,
-): { args: string[]; env: NodeJS.ProcessEnv; file?: string } {
-  if (!traceHops) return { args: [], env: {} };
-  mkdirSync(dir, { recursive: true });
+/**
+ * What a process of the run needs to record its hops into `dir` (with `--trace-hops`), else
+ * nothing (`dir` null).
+ */
+export function hopProbe(dir: string | null, name: string): { args: string[]; env: NodeJS.ProcessEnv; file?: string } {
+  if (dir === null) return { args: [], env: {} };
   const file = join(dir, `${name}.hops.json`);
   rmSync(file, { force: true });
   return { args: ["--import", new URL("./hop-probe.js", import.meta.url).href], env: { BENCH_HOP_FILE: file }, file };
 }
 
-/** The measured window, from the host's marks, on hop-probe.ts's clock. */
+/**
+ * The clock hops are stamped with, in epoch milliseconds. Node reads timeOrigin off the realtime
+ * clock in microseconds as the process starts, so this agrees across processes to a few
+ * microseconds. clock.ts's anchoring, which spins for Date.now()'s millisecond edges, came out
+ * 0.2 ms low in a server busy starting up, enough to put one process's hop before the other's
+ * that caused it.
+ */
+export function hopClock(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** The measured window, from the host's marks, on the hops' clock. */
 export class HopWindow {
   start = Number.NaN;
   end = Number.NaN;
 
   onMark = (mark: string): void => {
-    if (mark === "start") this.start = performance.timeOrigin + performance.now();
-    if (mark === "end") this.end = performance.timeOrigin + performance.now();
+    if (mark === "start") this.start = hopClock();
+    if (mark === "end") this.end = hopClock();
   };
 }
 

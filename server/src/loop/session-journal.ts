@@ -124,14 +124,7 @@ export class SessionJournal {
     op = withWorkerJobs(this.rt.boss, this.sessionId, records, op);
     if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
     // Last, so that no wrapper above has to carry it.
-    if (committed) {
-      op = {
-        ...op,
-        committed: (r) => {
-          if (r.records.length > 0) committed(r.records);
-        },
-      };
-    }
+    if (committed) op = { ...op, committed: (r) => committed(r.records) };
     const result = await this.rt.writer.submit(op);
     if (result.records.length === 0) return null;
     const written = result.records;
