@@ -10,12 +10,14 @@ export interface PgProxy {
   /** `url` (a Postgres URL) pointed at the proxy instead. */
   through(url: string): string;
   /**
-   * The next CommandComplete of a COMMIT is not delivered: what came before it in its chunk is,
-   * then both sides of that connection are cut. One shot.
+   * The next commit answer is not delivered: what came before it is, then both sides of that
+   * connection are cut. A commit answer is the CommandComplete of a COMMIT, or the ReadyForQuery
+   * that ends a pipeline of several statements (its implicit transaction commits at the Sync that
+   * ReadyForQuery answers). One shot.
    */
   loseNextCommitAnswer(): void;
   /**
-   * The next `count` answers to COMMIT are not delivered, nor anything between them: from the
+   * The next `count` commit answers are not delivered, nor anything between them: from the
    * first, what the server sends is swallowed while it goes on running what it was sent, and the
    * connection is cut once the last of them has passed. With 2, a batch sent behind another
    * commits while its client has heard of neither. One shot.
@@ -23,11 +25,44 @@ export interface PgProxy {
   loseCommitAnswers(count: number): void;
   /** How many connections were cut that way. */
   readonly cuts: number;
+  /** How many ReadyForQuery messages the server has sent, on all connections: one per Sync. */
+  readonly readies: number;
   close(): Promise<void>;
 }
 
 // CommandComplete ('C'), length 11, "COMMIT\0".
 const COMMIT_COMPLETE = Buffer.from([0x43, 0, 0, 0, 11, ...Buffer.from("COMMIT\0", "latin1")]);
+
+/**
+ * Reads a server's messages as they arrive and says where each commit answer starts: a COMMIT's
+ * CommandComplete, or a ReadyForQuery after two or more CommandCompletes (a pipeline's Sync).
+ */
+function commitAnswers(onReady: () => void) {
+  let pending = Buffer.alloc(0);
+  let completes = 0;
+  /** The complete messages of `chunk` (with what was pending) and the offsets of commit answers in them. */
+  return (chunk: Buffer): { bytes: Buffer; answers: number[] } => {
+    const all = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+    const answers: number[] = [];
+    let at = 0;
+    while (all.length - at >= 5) {
+      const end = at + 1 + all.readUInt32BE(at + 1);
+      if (end > all.length) break;
+      const type = all[at];
+      if (type === 0x43) {
+        completes++;
+        if (end - at === COMMIT_COMPLETE.length && all.subarray(at, end).equals(COMMIT_COMPLETE)) answers.push(at);
+      } else if (type === 0x5a) {
+        onReady();
+        if (completes >= 2) answers.push(at);
+        completes = 0;
+      }
+      at = end;
+    }
+    pending = Buffer.from(all.subarray(at));
+    return { bytes: all.subarray(0, at), answers };
+  };
+}
 
 export async function startPgProxy(url: string): Promise<PgProxy> {
   const target = new URL(url);
@@ -36,6 +71,7 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
   /** Answers to COMMIT still to swallow in `loseCommitAnswers` mode (0: off). */
   let toSwallow = 0;
   let cuts = 0;
+  let readies = 0;
   const server = createServer((client) => {
     const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
     for (const s of [client, upstream]) {
@@ -51,34 +87,32 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
     let swallowing = false;
+    const read = commitAnswers(() => readies++);
     upstream.on("data", (chunk: Buffer) => {
+      const { bytes, answers } = read(chunk);
       if (toSwallow > 0) {
-        let from = 0;
-        for (;;) {
-          const at = chunk.indexOf(COMMIT_COMPLETE, from);
-          if (at < 0) break;
+        for (const at of answers) {
           if (!swallowing) {
             swallowing = true;
-            if (at > 0) client.write(chunk.subarray(0, at));
+            if (at > 0) client.write(bytes.subarray(0, at));
           }
-          from = at + COMMIT_COMPLETE.length;
           if (--toSwallow === 0) {
             cuts++;
             cut();
             return;
           }
         }
-        if (!swallowing) client.write(chunk);
+        if (!swallowing) client.write(bytes);
         return;
       }
-      const at = armed ? chunk.indexOf(COMMIT_COMPLETE) : -1;
-      if (at < 0) {
-        client.write(chunk);
+      const at = armed ? answers[0] : undefined;
+      if (at === undefined) {
+        if (bytes.length > 0) client.write(bytes);
         return;
       }
       armed = false;
       cuts++;
-      if (at > 0) client.write(chunk.subarray(0, at), cut);
+      if (at > 0) client.write(bytes.subarray(0, at), cut);
       else cut();
     });
   });
@@ -99,6 +133,9 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     },
     get cuts() {
       return cuts;
+    },
+    get readies() {
+      return readies;
     },
     async close() {
       for (const s of sockets) s.destroy();

@@ -20,7 +20,8 @@ export interface WriteOp<R> {
    * Keys known before running, for the NOTIFY: every key `keys` could return (a superset; a write
    * that wrote nothing only wakes other processes for nothing). An op that has them issues all of
    * its statements synchronously in `run` and none after, so a batch made only of such ops goes
-   * out in one round trip: BEGIN, the mark, the statements, the NOTIFY and COMMIT.
+   * out in one round trip: the mark, the statements and the NOTIFY, as one pipeline that commits
+   * at its end (writer-batch.ts).
    */
   notify?: CommitKeys;
   /**

@@ -6,9 +6,10 @@ import { firstFailure, type Lane, type Settled } from "./writer-lane.js";
 import { issueWrites } from "./writer-merge.js";
 
 /**
- * One batch's transaction on the writer's connection: BEGIN, the writer's mark, the writes, the
- * NOTIFY and COMMIT. What the writer does with the answers (resolve, retry, fall back, ask the
- * mark) is writer.ts's; what the answers mean is decided here.
+ * One batch's transaction on the writer's connection: the writer's mark, the writes and the
+ * NOTIFY, as one pipeline (one round trip, committed at its end), or between BEGIN and COMMIT
+ * when the NOTIFY needs the writes' answers first. What the writer does with the answers
+ * (resolve, retry, fall back, ask the mark) is writer.ts's; what the answers mean is decided here.
  */
 
 /** How a batch's mark is set: the first batch in flight upserts it; one sent behind another takes it over. */
@@ -21,24 +22,44 @@ export type MarkRule = { kind: "upsert" } | { kind: "after"; previous: string };
  * reader of the mark after a lost connection learns how far the batches committed.
  */
 export function beginBatch(c: TransactionSql, writerId: string, batch: string, rule: MarkRule): Promise<unknown>[] {
+  return [c`BEGIN`.execute(), markBatch(c, writerId, batch, rule)];
+}
+
+function markBatch(c: TransactionSql, writerId: string, batch: string, rule: MarkRule): Promise<unknown> {
   if (rule.kind === "after") {
-    return [
-      c`BEGIN`.execute(),
-      c`WITH m AS (
-          UPDATE writer_marks SET batch = ${batch}, at = now()
-          WHERE writer_id = ${writerId} AND batch = ${rule.previous}
-          RETURNING 1)
-        SELECT 1 / count(*) AS after_previous FROM m`.execute(),
-    ];
+    return c`WITH m AS (
+        UPDATE writer_marks SET batch = ${batch}, at = now()
+        WHERE writer_id = ${writerId} AND batch = ${rule.previous}
+        RETURNING 1)
+      SELECT 1 / count(*) AS after_previous FROM m`.execute();
   }
-  return [
-    c`BEGIN`.execute(),
-    // An upsert, not an update: retention deletes the marks of writers idle past its window, and
-    // a batch that found no row to mark would leave a lost answer unreadable (taken for aborted,
-    // then applied a second time).
-    c`INSERT INTO writer_marks (writer_id, batch) VALUES (${writerId}, ${batch})
-      ON CONFLICT (writer_id) DO UPDATE SET batch = excluded.batch, at = now()`.execute(),
-  ];
+  // An upsert, not an update: retention deletes the marks of writers idle past its window, and
+  // a batch that found no row to mark would leave a lost answer unreadable (taken for aborted,
+  // then applied a second time).
+  return c`INSERT INTO writer_marks (writer_id, batch) VALUES (${writerId}, ${batch})
+    ON CONFLICT (writer_id) DO UPDATE SET batch = excluded.batch, at = now()`.execute();
+}
+
+/**
+ * `c` whose queries go out as one pipeline (db/src/driver/pipeline-edits.ts): no Sync after each,
+ * so Postgres runs them and the next query sent on `c` itself, which carries the Sync, as one
+ * implicit transaction, and answers them all at once, after the commit. One per connection.
+ */
+const pipelines = new WeakMap<TransactionSql, TransactionSql>();
+function pipelined(c: TransactionSql): TransactionSql {
+  let p = pipelines.get(c);
+  if (p === undefined) {
+    const tag = c as unknown as (...args: unknown[]) => unknown;
+    const marking = (...args: unknown[]) => {
+      const q = tag(...args) as { options?: { pipelined?: boolean } };
+      // Only queries carry options; a helper's value (sql(identifier)) passes as it is.
+      if (q.options) q.options.pipelined = true;
+      return q;
+    };
+    p = Object.assign(marking, c) as unknown as TransactionSql;
+    pipelines.set(c, p);
+  }
+  return p;
 }
 
 /** The batch's writes, merged where they can be (writer-merge.ts): one promise per write. */
@@ -62,16 +83,22 @@ export function notifyKeys(c: TransactionSql, channel: string, origin: string, k
 export interface SentBatch {
   sent: Promise<unknown>[];
   notifies: number;
-  /** The answer to its last write: once it is in, Postgres has only the NOTIFY and COMMIT left. */
+  /**
+   * The answer to its last write. Postgres answers a pipeline at its end, after the commit, so
+   * this comes with the rest unless the driver had to describe a statement first (the writer's
+   * rule for sending a batch behind another, writer.ts, then rarely fires on one machine; see
+   * BENCHMARKS.md's sixteenth pass for what a Flush after the writes did across a network).
+   */
   lastWrite: Promise<unknown>;
 }
 
 /**
- * Sends a batch whose every write announced its keys (`notify`) in one round trip: BEGIN, the
- * mark, the writes, the NOTIFY of the announced keys and COMMIT. postgres.js puts a query on the
- * wire when it is created, so the order of these calls is the order Postgres runs them in: a
- * NOTIFY created before BEGIN would run, and be delivered, in a transaction of its own, before the
- * writes it announces exist.
+ * Sends a batch whose every write announced its keys (`notify`) in one round trip, as one
+ * pipeline: the mark, the writes and the NOTIFY of the announced keys, committed at the Sync its
+ * last statement carries (the last NOTIFY, or a bare SELECT when the batch touched nothing). No
+ * BEGIN or COMMIT: a pipeline is its own transaction, and a statement that fails rolls it back
+ * whole. postgres.js puts a query on the wire when it is created, so the order of these calls is
+ * the order Postgres runs them in.
  */
 export function sendOneTrip(
   c: TransactionSql,
@@ -80,12 +107,17 @@ export function sendOneTrip(
   notify: { channel: string; origin: string },
   stats: { statements: number; merged: number },
 ): SentBatch {
-  const sent = beginBatch(c, batch.writerId, batch.id, batch.rule);
-  sent.push(...issueBatchWrites(c, ops, stats));
+  const p = pipelined(c);
+  const sent = [markBatch(p, batch.writerId, batch.id, batch.rule)];
+  sent.push(...issueBatchWrites(p, ops, stats));
   const lastWrite = sent[sent.length - 1]!;
-  const notifies = notifyKeys(c, notify.channel, notify.origin, announcedKeys(ops));
-  sent.push(...notifies, c`COMMIT`.execute());
-  return { sent, notifies: notifies.length, lastWrite };
+  const payloads = encodeKeys(notify.origin, announcedKeys(ops));
+  for (const [i, payload] of payloads.entries()) {
+    const on = i < payloads.length - 1 ? p : c;
+    sent.push(on`SELECT pg_notify(${notify.channel}, ${payload})`.execute());
+  }
+  if (payloads.length === 0) sent.push(c`SELECT 1`.execute());
+  return { sent, notifies: payloads.length, lastWrite };
 }
 
 /** The keys every write of a one-round-trip batch announced in advance. */
@@ -105,18 +137,21 @@ export type BatchOutcome =
   | { kind: "lost"; reason: unknown; answered: boolean; results: unknown[] };
 
 /**
- * Reads a batch's answers (`s`: BEGIN, the mark, the writes, the NOTIFY and COMMIT, in order). A
- * write that fails aborts the transaction, and Postgres answers the COMMIT with ROLLBACK: nothing
- * of the batch is kept, and the first failure in pipeline order is the cause (the rest its echo).
+ * Reads a batch's answers, in order: a pipeline's (`pipeline`: the mark, the writes, the NOTIFY,
+ * the last answered after the commit) or a transaction's (BEGIN, the mark, the writes, the NOTIFY
+ * and COMMIT). A write that fails aborts the transaction: Postgres skips the rest of a pipeline
+ * (the driver rejects those with the same error) and answers a COMMIT with ROLLBACK. Nothing of
+ * the batch is kept, and the first failure in wire order is the cause (the rest its echo).
  */
-export function batchOutcome(lane: Lane, s: Settled, writes: number): BatchOutcome {
+export function batchOutcome(lane: Lane, s: Settled, writes: number, pipeline: boolean): BatchOutcome {
   const commit = s.results[s.results.length - 1];
   const failed = firstFailure(s);
-  const answers = s.results.slice(2, 2 + writes);
+  const first = pipeline ? 1 : 2;
+  const answers = s.results.slice(first, first + writes);
   const results = answers.map((r) => (r?.status === "fulfilled" ? r.value : undefined));
   if (commit?.status === "fulfilled") {
     const command = (commit.value as { command?: string } | undefined)?.command;
-    if (command === "COMMIT" && !failed) return { kind: "committed", results };
+    if ((pipeline || command === "COMMIT") && !failed) return { kind: "committed", results };
     return {
       kind: "refused",
       error: failed ? failed.reason : new Error(`journal batch was not committed (${command})`),

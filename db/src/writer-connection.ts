@@ -124,7 +124,7 @@ export class WriterConnection {
         this.options,
         this.stats,
       );
-      const results = await this.finish(lane, batch, await settle(lane, one.sent), ops.length);
+      const results = await this.finish(lane, batch, await settle(lane, one.sent), ops.length, true);
       return { results, notifies: one.notifies };
     }
     // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
@@ -145,15 +145,15 @@ export class WriterConnection {
     const notifies = notifyKeys(c, this.options.channel, this.options.origin, keys);
     const second = await settle(lane, [...notifies, c`COMMIT`.execute()]);
     const all = { results: [...first.results, ...second.results], lost: second.lost };
-    return { results: await this.finish(lane, batch, all, ops.length), notifies: notifies.length };
+    return { results: await this.finish(lane, batch, all, ops.length, false), notifies: notifies.length };
   }
 
   /**
    * The batch's results once its COMMIT was sent (see batchOutcome). A connection lost before the
    * COMMIT's answer leaves the batch in doubt, and the writer's mark decides.
    */
-  private async finish(lane: Lane, batch: string, s: Settled, writes: number): Promise<unknown[]> {
-    const outcome = batchOutcome(lane, s, writes);
+  private async finish(lane: Lane, batch: string, s: Settled, writes: number, pipeline: boolean): Promise<unknown[]> {
+    const outcome = batchOutcome(lane, s, writes, pipeline);
     if (outcome.kind === "committed") return outcome.results;
     if (outcome.kind === "refused") throw outcome.error;
     // Only the database can say what happened.

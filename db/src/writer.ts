@@ -67,7 +67,7 @@ export interface FlushInfo {
   writes: number;
   /** NOTIFYs sent with it (one, or more past 8000 bytes of keys; none when it touched no key). */
   notifies: number;
-  /** Milliseconds from BEGIN to the COMMIT's answer. */
+  /** Milliseconds from the batch sent to the answer of its commit. */
   ms: number;
 }
 
@@ -80,9 +80,10 @@ export interface FlushInfo {
  *
  * Every batch sets the writer's mark (its row in writer_marks) to the batch's own id, inside the
  * batch. A batch whose every write knows its keys in advance (`notify`) is one round trip on the
- * writer's own connection: BEGIN, the mark, the statements, the NOTIFY and COMMIT, pipelined. Any
+ * writer's own connection: the mark, the statements and the NOTIFY as one pipeline, which Postgres
+ * runs as one implicit transaction, commits at its end and answers once (writer-batch.ts). Any
  * other batch takes two: BEGIN, the mark and the statements; then the NOTIFY (from what the
- * statements wrote) and COMMIT. When the connection dies before COMMIT was sent, nothing was
+ * statements wrote) and COMMIT. When the connection dies before the commit was asked, nothing was
  * written and the batch is tried once more on a new connection (a terminated backend, a restart
  * that is already over); after, the mark says whether it committed (see in-doubt.ts), and the
  * batch is either known committed (its results are already in hand) or known not, and never
@@ -248,7 +249,7 @@ export class JournalWriter {
    * The newest batch in flight is nearly done: what has gathered since goes out behind it, once it
    * is as large as that batch. A smaller one waits for the answers instead: on a connection with
    * no round trip worth hiding (Postgres on the same machine), sending each small gathering early
-   * only splits the work into more commits, each with its BEGIN, mark, NOTIFY and WAL flush (about
+   * only splits the work into more commits, each with its mark, NOTIFY and WAL flush (about
    * a tenth more CPU a tool call, for no more throughput); across a network, a whole batch gathers
    * while the one ahead travels.
    */
@@ -269,7 +270,7 @@ export class JournalWriter {
     const s = await f.answers;
     clearTimeout(f.watchdog);
     this.flights.shift();
-    const outcome = batchOutcome(f.lane, s, f.batch.length);
+    const outcome = batchOutcome(f.lane, s, f.batch.length, true);
     if (outcome.kind === "committed") {
       this.committed(f.batch, outcome.results, f.started, f.notifies);
       return;
@@ -298,7 +299,7 @@ export class JournalWriter {
     this.stats.inDoubt++;
     const outcomes: BatchOutcome[] = [first];
     for (const b of chain.slice(1)) {
-      outcomes.push(batchOutcome(b.lane, await b.answers, b.batch.length));
+      outcomes.push(batchOutcome(b.lane, await b.answers, b.batch.length, true));
       clearTimeout(b.watchdog);
     }
     const mark = await this.connection.readMark();

@@ -31,7 +31,7 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 describe("the database driver", () => {
-  it.each(["connection.js", "index.js"])(
+  it.each(["connection.js", "index.js", "queue.js"])(
     "is the version the edits were written for: each edit to %s finds its text once",
     (name) => {
       // The CommonJS entry (cjs/src/index.js) beside which the ES module build (src/) is installed.

@@ -201,6 +201,20 @@ describe("the NOTIFY of a batch", () => {
   });
 });
 
+describe("a one-round-trip batch", () => {
+  it("is one pipeline: Postgres answers it once, after its commit (no BEGIN, no COMMIT of its own)", async () => {
+    await throughProxy(async (w, proxy) => {
+      const readies = proxy.readies;
+      const batches = w.stats.batches;
+      await Promise.all([w.submit(probe("answered-once-a")), w.submit(probe("answered-once-b"))]);
+      expect(await tags("answered-once-")).toEqual(["answered-once-a", "answered-once-b"]);
+      // The two writes go in one batch or two: one answer (ReadyForQuery) a batch.
+      expect(w.stats.batches - batches).toBeGreaterThanOrEqual(1);
+      expect(proxy.readies - readies).toBe(w.stats.batches - batches);
+    });
+  });
+});
+
 describe("the connection is lost with batches in flight", () => {
   it("the batch whose COMMIT was killed and the one behind it are tried again, each once", async () => {
     const w = writer();

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Edit, PIPELINE_CONNECTION_EDITS, PIPELINE_POOL_EDITS, PIPELINE_QUEUE_EDITS } from "./pipeline-edits.js";
 
 /**
  * postgres.js 3.4.9 crashes the process, or leaves a connection that never sends again, when a
@@ -22,6 +23,8 @@ import { join } from "node:path";
  *   handled: "not sent" would have the caller move the connection from the pool's closed queue,
  *   where it waits to be reconnected, to the queue of full ones);
  * - a close or terminate forgets the pending flush, and a flush that finds no socket drops its bytes.
+ * And one addition, not a fix: pipelines, a batch of queries as one implicit transaction that
+ * Postgres answers once (pipeline-edits.ts).
  * Each edit names the exact text it replaces: the build fails on a driver without it, and
  * db/test/driver-patch.test.ts names what changed.
  */
@@ -132,15 +135,11 @@ const POOL_EDITS: readonly Edit[] = [
   },
 ];
 
-interface Edit {
-  find: string;
-  replace: string;
-}
-
 /** The edits, by the name of the driver's module (in its `src/`) they apply to. */
 const MODULES: Readonly<Record<string, readonly Edit[]>> = {
-  "connection.js": CONNECTION_EDITS,
-  "index.js": POOL_EDITS,
+  "connection.js": [...CONNECTION_EDITS, ...PIPELINE_CONNECTION_EDITS],
+  "index.js": [...POOL_EDITS, ...PIPELINE_POOL_EDITS],
+  "queue.js": PIPELINE_QUEUE_EDITS,
 };
 
 /**

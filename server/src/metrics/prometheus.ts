@@ -115,7 +115,7 @@ export class PrometheusMetrics implements Metrics {
     );
     this.commitSeconds = new TallyHistogram(
       "brain_journal_commit_seconds",
-      "A batch's transaction, from BEGIN to the COMMIT's answer.",
+      "A batch's transaction, from sent to the answer of its commit.",
       COMMIT_SECONDS,
       this.registry,
     );
