@@ -19,7 +19,9 @@ export interface WriteOp<R> {
   /**
    * Keys known before running, for the NOTIFY: every key `keys` could return (a superset; a write
    * that wrote nothing only wakes other processes for nothing). An op that has them issues all of
-   * its statements synchronously in `run` and none after, so a batch made only of such ops goes
+   * its statements synchronously in `run` and none after (`.then` or `.execute()` on each query:
+   * `await` puts a query on the wire a microtask later, after the batch's NOTIFY and the Sync that
+   * commits it, outside the transaction), so a batch made only of such ops goes
    * out in one round trip: the mark, the statements and the NOTIFY, as one pipeline that commits
    * at its end (writer-batch.ts).
    */

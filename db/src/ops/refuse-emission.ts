@@ -26,8 +26,12 @@ export function refuseEmission(sessionId: string, call: number, kind: string, by
   };
 }
 
-/** The same statement, inside a transaction another operation already holds. */
-export async function refuseEmissionIn(
+/**
+ * The same statement, inside a transaction another operation already holds. Put on the wire when
+ * called (`.then` on the query, not `await`: an awaited query is sent a microtask later, which in
+ * a one-round-trip batch is after the NOTIFY and the Sync that commit it; see WriteOp.notify).
+ */
+export function refuseEmissionIn(
   tx: TransactionSql,
   sessionId: string,
   call: number,
@@ -35,7 +39,7 @@ export async function refuseEmissionIn(
   bytes: number,
 ): Promise<RefusedEmission> {
   const payload = JSON.stringify({ call, kind, bytes, code: "budget_exceeded" });
-  const [row] = await tx<{ refused: number | null; seq: number | null }[]>`
+  return tx<{ refused: number | null; seq: number | null }[]>`
     WITH c AS (
       UPDATE calls SET emissions_refused = emissions_refused + 1
       WHERE session_id = ${sessionId} AND seq = ${call}
@@ -51,6 +55,8 @@ export async function refuseEmissionIn(
       SELECT ${sessionId}, s.last_seq, 'emission_rejected', ${payload}::text::jsonb FROM s
       RETURNING seq
     )
-    SELECT (SELECT emissions_refused FROM c) AS refused, (SELECT seq FROM r) AS seq`;
-  return { refused: row?.refused ?? 0, seq: row?.seq ?? null };
+    SELECT (SELECT emissions_refused FROM c) AS refused, (SELECT seq FROM r) AS seq`.then(([row]) => ({
+    refused: row?.refused ?? 0,
+    seq: row?.seq ?? null,
+  }));
 }
