@@ -97,8 +97,9 @@ export interface SentBatch {
  * pipeline: the mark, the writes and the NOTIFY of the announced keys, committed at the Sync its
  * last statement carries (the last NOTIFY, or a bare SELECT when the batch touched nothing). No
  * BEGIN or COMMIT: a pipeline is its own transaction, and a statement that fails rolls it back
- * whole. postgres.js puts a query on the wire when it is created, so the order of these calls is
- * the order Postgres runs them in.
+ * whole. postgres.js puts a query on the wire in the order it is asked to run (`.execute()`, or
+ * `.then` on it), so the order of these calls is the order Postgres runs them in; a write that
+ * awaited its query instead would send it after the Sync (see WriteOp.notify).
  */
 export function sendOneTrip(
   c: TransactionSql,
