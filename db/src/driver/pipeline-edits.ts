@@ -13,12 +13,14 @@ export interface Edit {
  * query not so marked carries, as one implicit transaction, commits it at that Sync and sends
  * every answer then (the protocol's pipelining; libpq's pipeline mode works the same way).
  *
- * - A pipelined query resolves at its CommandComplete; the one carrying the Sync at the
- *   ReadyForQuery that follows the commit. Postgres sends every answer at that Sync.
+ * - A pipelined query resolves at its CommandComplete, before the commit; the one carrying the
+ *   Sync at the ReadyForQuery that follows the commit. Postgres sends every answer at that Sync.
+ *   Whether the pipeline committed is what its last query says.
  * - When a statement fails, Postgres skips the rest up to the Sync and rolls back: at the
- *   ReadyForQuery, the queries skipped are rejected with the same error, so nothing resolves
- *   that was not kept. Prepared-statement retries do not apply (a query retried alone would
- *   run in a transaction of its own).
+ *   ReadyForQuery, the queries skipped are rejected with the same error, the last among them (the
+ *   queries before the failure have resolved, and nothing of theirs is kept either).
+ *   Prepared-statement retries do not apply (a query retried alone would run in a transaction of
+ *   its own).
  * - A pipelined query the driver holds back, because it first describes a statement it has not
  *   prepared or because the pipeline is full, is sent with a Flush: its answer comes at once,
  *   and what queued behind it follows. When such a query fails before its pipeline's Sync was
