@@ -75,8 +75,18 @@ export function issueBatchWrites(
 }
 
 /** The NOTIFYs of a batch's keys (one, or more past 8000 bytes; none when it touched nothing). */
-export function notifyKeys(c: TransactionSql, channel: string, origin: string, keys: CommitKeys): Promise<unknown>[] {
-  return encodeKeys(origin, keys).map((p) => c`SELECT pg_notify(${channel}, ${p})`.execute());
+export function notifyKeys(
+  c: TransactionSql,
+  channel: string,
+  origin: string,
+  keys: CommitKeys,
+  pipeline?: TransactionSql,
+): Promise<unknown>[] {
+  const payloads = encodeKeys(origin, keys);
+  // In a pipeline, every NOTIFY but the last goes without a Sync; the last carries it.
+  return payloads.map((p, i) =>
+    (pipeline && i < payloads.length - 1 ? pipeline : c)`SELECT pg_notify(${channel}, ${p})`.execute(),
+  );
 }
 
 /** A one-round-trip batch as sent: every query's promise in wire order, and how many NOTIFYs. */
@@ -112,13 +122,10 @@ export function sendOneTrip(
   const sent = [markBatch(p, batch.writerId, batch.id, batch.rule)];
   sent.push(...issueBatchWrites(p, ops, stats));
   const lastWrite = sent[sent.length - 1]!;
-  const payloads = encodeKeys(notify.origin, announcedKeys(ops));
-  for (const [i, payload] of payloads.entries()) {
-    const on = i < payloads.length - 1 ? p : c;
-    sent.push(on`SELECT pg_notify(${notify.channel}, ${payload})`.execute());
-  }
-  if (payloads.length === 0) sent.push(c`SELECT 1`.execute());
-  return { sent, notifies: payloads.length, lastWrite };
+  const notifies = notifyKeys(c, notify.channel, notify.origin, announcedKeys(ops), p);
+  sent.push(...notifies);
+  if (notifies.length === 0) sent.push(c`SELECT 1`.execute());
+  return { sent, notifies: notifies.length, lastWrite };
 }
 
 /** The keys every write of a one-round-trip batch announced in advance. */
