@@ -107,9 +107,10 @@ export interface SentBatch {
  * pipeline: the mark, the writes and the NOTIFY of the announced keys, committed at the Sync its
  * last statement carries (the last NOTIFY, or a bare SELECT when the batch touched nothing). No
  * BEGIN or COMMIT: a pipeline is its own transaction, and a statement that fails rolls it back
- * whole. postgres.js puts a query on the wire in the order it is asked to run (`.execute()`, or
- * `.then` on it), so the order of these calls is the order Postgres runs them in; a write that
- * awaited its query instead would send it after the Sync (see WriteOp.notify).
+ * whole. postgres.js takes a query in the order it is asked to run (`.execute()`, or `.then` on
+ * it), so the order of these calls is the order Postgres runs them in, and the pipeline leaves in
+ * one write when the last is asked to run; a write that awaited its query instead would send it
+ * after the Sync (see WriteOp.notify).
  */
 export function sendOneTrip(
   c: TransactionSql,

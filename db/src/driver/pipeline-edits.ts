@@ -26,6 +26,13 @@ export interface Edit {
  *   and what queued behind it follows. When such a query fails before its pipeline's Sync was
  *   sent, the driver sends the Sync itself and rejects the pipeline's later queries as they come,
  *   up to and including the one that would have ended it.
+ * - A pipeline goes to the socket in one write, when the query that carries its Sync is asked to
+ *   run. postgres.js writes as soon as it holds 1 KiB, and holds less until the event loop's next
+ *   check phase: a batch went out in pieces, Postgres woke for each and waited in between for the
+ *   next (`ClientRead`), and the small tail that commits it waited for whatever the process did
+ *   meanwhile (under load, handling the answers of the batch before). A pipelined query is held
+ *   whatever its size (until the Sync, or that check phase if none comes), and the query that
+ *   carries the Sync writes everything at once.
  * - Every connection sets TCP_NODELAY. A pipeline's tail is a small write after a large one, and
  *   Postgres answers nothing until the Sync, so Nagle's algorithm held the tail until the
  *   server's delayed acknowledgement (up to 40 ms); answers to single statements used to carry
@@ -76,11 +83,12 @@ export const PIPELINE_CONNECTION_EDITS: readonly Edit[] = [
         const x = toBuffer(q)
         return (q.describeFirst || sent.length >= max_pipeline
           ? write(q.describeFirst ? x : Buffer.concat([x, Flush])) && false
-          : write(x))
+          : hold(x))
           && (!q.options.onexecute || q.options.onexecute(connection))
       }
-      pipelineOpen && (q.pipeline = pipelines, pipelineOpen = false)
-      return write(toBuffer(q))
+      const closing = pipelineOpen
+      closing && (q.pipeline = pipelines, pipelineOpen = false)
+      return write(toBuffer(q)) && (!closing || chunk === null || nextWrite())
 `,
   },
   {
@@ -145,6 +153,18 @@ export const PIPELINE_CONNECTION_EDITS: readonly Edit[] = [
         queryError(sent.shift(), errorResponse)
       query = null
     } else if (query) {
+`,
+  },
+  {
+    find: `  function nextWrite(fn) {
+`,
+    replace: `  function hold(x) {
+    chunk = chunk ? Buffer.concat([chunk, x]) : Buffer.from(x)
+    nextWriteTimer === null && (nextWriteTimer = setImmediate(nextWrite))
+    return true
+  }
+
+  function nextWrite(fn) {
 `,
   },
   {
