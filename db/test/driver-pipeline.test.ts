@@ -42,6 +42,25 @@ const codeOf = (p: Promise<unknown>) =>
     (e: { code?: string }) => e.code ?? String(e),
   );
 
+/**
+ * A one-connection pool of the patched driver on a socket of the test's, which `watch` may wrap
+ * before the driver sees it (postgres.js takes a caller's socket; its types leave the option out).
+ */
+function onSocket(watch: (s: Socket) => void): Sql {
+  const url = new URL(db.url);
+  const options = {
+    max: 1,
+    socket: () =>
+      new Promise<Socket>((resolve, reject) => {
+        const s = tcpConnect(Number(url.port || 5432), url.hostname);
+        watch(s);
+        s.once("connect", () => resolve(s));
+        s.once("error", reject);
+      }),
+  };
+  return postgres(db.url, options as Parameters<typeof postgres>[1]);
+}
+
 describe("a pipeline of the patched driver", () => {
   it("runs as one transaction, committed at the Sync its last query carries", async () => {
     const a = inPipeline(r`INSERT INTO pipeline_test.pipe VALUES ('one-a', 1) RETURNING txid_current()::text AS x`);
@@ -94,22 +113,13 @@ describe("a pipeline of the patched driver", () => {
 
   it("goes to the socket in one write, however large its statements", async () => {
     let writes = 0;
-    const url = new URL(db.url);
-    const options = {
-      max: 1,
-      socket: () =>
-        new Promise<Socket>((resolve, reject) => {
-          const s = tcpConnect(Number(url.port || 5432), url.hostname);
-          const write = s.write.bind(s) as (...args: unknown[]) => boolean;
-          s.write = ((...args: unknown[]) => {
-            writes++;
-            return write(...args);
-          }) as typeof s.write;
-          s.once("connect", () => resolve(s));
-          s.once("error", reject);
-        }),
-    };
-    const own = postgres(db.url, options as Parameters<typeof postgres>[1]);
+    const own = onSocket((s) => {
+      const write = s.write.bind(s) as (...args: unknown[]) => boolean;
+      s.write = ((...args: unknown[]) => {
+        writes++;
+        return write(...args);
+      }) as typeof s.write;
+    });
     try {
       const c = await own.reserve();
       try {
@@ -154,23 +164,13 @@ describe("a pipeline of the patched driver", () => {
 
   it("sets TCP_NODELAY: Postgres answers nothing before a pipeline's Sync, so no answer acknowledges its head", async () => {
     const calls: boolean[] = [];
-    const url = new URL(db.url);
-    // postgres.js takes a socket of the caller's (its types leave the option out).
-    const options = {
-      max: 1,
-      socket: () =>
-        new Promise<Socket>((resolve, reject) => {
-          const s = tcpConnect(Number(url.port || 5432), url.hostname);
-          const set = s.setNoDelay.bind(s);
-          s.setNoDelay = (on?: boolean) => {
-            calls.push(on ?? true);
-            return set(on);
-          };
-          s.once("connect", () => resolve(s));
-          s.once("error", reject);
-        }),
-    };
-    const own = postgres(db.url, options as Parameters<typeof postgres>[1]);
+    const own = onSocket((s) => {
+      const set = s.setNoDelay.bind(s);
+      s.setNoDelay = (on?: boolean) => {
+        calls.push(on ?? true);
+        return set(on);
+      };
+    });
     try {
       await own`SELECT 1`;
       expect(calls).toEqual([true]);
