@@ -31,8 +31,8 @@ export interface Edit {
  *   check phase: a batch went out in pieces, Postgres woke for each and waited in between for the
  *   next (`ClientRead`), and the small tail that commits it waited for whatever the process did
  *   meanwhile (under load, handling the answers of the batch before). A pipelined query is held
- *   whatever its size (until the Sync, or that check phase if none comes), and the query that
- *   carries the Sync writes everything at once.
+ *   whatever its size (`write`'s `held`: until the Sync, or that check phase if none comes), and
+ *   the query that carries the Sync writes everything at once.
  * - Every connection sets TCP_NODELAY. A pipeline's tail is a small write after a large one, and
  *   Postgres answers nothing until the Sync, so Nagle's algorithm held the tail until the
  *   server's delayed acknowledgement (up to 40 ms); answers to single statements used to carry
@@ -83,7 +83,7 @@ export const PIPELINE_CONNECTION_EDITS: readonly Edit[] = [
         const x = toBuffer(q)
         return (q.describeFirst || sent.length >= max_pipeline
           ? write(q.describeFirst ? x : Buffer.concat([x, Flush])) && false
-          : hold(x))
+          : write(x, null, true))
           && (!q.options.onexecute || q.options.onexecute(connection))
       }
       const closing = pipelineOpen
@@ -156,15 +156,13 @@ export const PIPELINE_CONNECTION_EDITS: readonly Edit[] = [
 `,
   },
   {
-    find: `  function nextWrite(fn) {
-`,
-    replace: `  function hold(x) {
+    find: `  function write(x, fn) {
     chunk = chunk ? Buffer.concat([chunk, x]) : Buffer.from(x)
-    nextWriteTimer === null && (nextWriteTimer = setImmediate(nextWrite))
-    return true
-  }
-
-  function nextWrite(fn) {
+    if (fn || chunk.length >= 1024)
+`,
+    replace: `  function write(x, fn, held) {
+    chunk = chunk ? Buffer.concat([chunk, x]) : Buffer.from(x)
+    if (fn || !held && chunk.length >= 1024)
 `,
   },
   {
