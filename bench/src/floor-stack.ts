@@ -16,6 +16,7 @@ import {
   type StackThroughputArgs,
   type StackThroughputResult,
 } from "./stack-protocol.js";
+import { databaseNow, stackRoundtrips } from "./stack-roundtrips.js";
 import { type Figure, latency, rate } from "./stats.js";
 
 /**
@@ -78,7 +79,7 @@ async function withStack(
     const args: StackServerArgs = { url: ctx.databaseUrl, channel: "bench_stack", journal };
     const { port } = await server.call<{ port: number }>("start", args);
     await host.call("connect", { port });
-    const figures = await measure(ctx, name, server, host, cpu);
+    const figures = await measure(ctx, name, journal, host, cpu);
     const activity = await sampled;
     await Promise.all(resets);
     const statements = ctx.pgStatStatements ? await topStatements(ctx.sql) : undefined;
@@ -91,7 +92,13 @@ async function withStack(
   }
 }
 
-async function measure(ctx: BenchContext, name: string, server: Child, host: Child, cpu: CpuMeter): Promise<Figure[]> {
+async function measure(
+  ctx: BenchContext,
+  name: string,
+  journal: NonNullable<StackServerArgs["journal"]>,
+  host: Child,
+  cpu: CpuMeter,
+): Promise<Figure[]> {
   const n = ctx.quick ? 300 : 1_000;
   const figures: Figure[] = [];
   const turns = await host.call<number[]>("turns", { n, warmup: 100 });
@@ -101,16 +108,16 @@ async function measure(ctx: BenchContext, name: string, server: Child, host: Chi
       cpu: cpu.last,
     }),
   );
-  await server.call("roundtrips", { record: true });
+  const since = await databaseNow(ctx.sql);
   const dispatch = await host.call<number[]>("dispatch", { n, warmup: 100 });
-  const roundtrips = (await server.call<number[]>("roundtrips", { record: false })).slice(-n);
+  const roundtrips = await stackRoundtrips(ctx.sql, journal, since, n);
   figures.push(
     latency(`${name}.dispatch`, dispatch, {
       note: "a call's intent sent to its commit → invoke frame on the host's socket (tool_dispatch.to_host_socket's path)",
       cpu: cpu.last,
     }),
     latency(`${name}.call_roundtrip`, roundtrips, {
-      note: "a call's intent sent to its commit → its result sent to its commit (turn_one_tool.call_roundtrip's span)",
+      note: "tool_call_started → tool_call_ended created_at, read from the stack's journal (turn_one_tool.call_roundtrip's span)",
     }),
   );
   const emits = await host.call<number[]>("emits", { n, warmup: 100 });

@@ -48,7 +48,7 @@ export async function bareJournal(sql: postgres.Sql, channel: string): Promise<S
   await sql`CREATE SCHEMA IF NOT EXISTS bench`;
   await sql`CREATE TABLE IF NOT EXISTS bench.stack_records (
     session_id uuid NOT NULL, seq int NOT NULL, kind text NOT NULL, payload jsonb NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (session_id, seq))`;
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (session_id, seq))`;
   const conn = await sql.reserve();
   const queue: Pending[] = [];
   let flushing = false;

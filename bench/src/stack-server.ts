@@ -23,8 +23,6 @@ import { type Frame, STACK_APPLICATION, type StackServerArgs, type TurnBody } fr
 
 let sql: postgres.Sql | undefined;
 let journal: StackJournal | undefined;
-/** While recording: each call's intent sent to its commit → its result sent to its commit (ms). */
-let roundtrips: number[] | undefined;
 let app: FastifyInstance | undefined;
 
 serve({
@@ -72,7 +70,6 @@ serve({
             (intent) =>
               new Promise<void>((resolve, reject) => {
                 awaiting.set(`${id}:${intent.seq}`, (output) => {
-                  roundtrips?.push(wallNow() - at);
                   awaiting.delete(`${id}:${intent.seq}`);
                   j.result(id, intent.seq, output).then(() => {
                     send({ t: "ack", s: id, q: intent.seq });
@@ -91,13 +88,6 @@ serve({
     await fastify.listen({ port: 0, host: "127.0.0.1" });
     const address = fastify.server.address();
     return { port: typeof address === "object" && address ? address.port : 0 };
-  },
-
-  /** Starts recording call round trips, or stops and returns them. */
-  async roundtrips(args: { record: boolean }): Promise<number[]> {
-    const done = roundtrips ?? [];
-    roundtrips = args.record ? [] : undefined;
-    return done;
   },
 
   async stop(): Promise<null> {

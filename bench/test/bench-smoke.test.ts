@@ -100,6 +100,11 @@ describe("npm run bench -- --quick", () => {
         expect(figure.kind).toBe("value");
       }
     }
+    // Each stack's round trips are read back from its journal, one for every measured dispatch.
+    const n = (name: string) => report.figures.find((f) => f.name === name)?.n;
+    for (const stack of ["floor_stack", "floor_stack_journal"]) {
+      expect(n(`${stack}.call_roundtrip`)).toBe(n(`${stack}.dispatch`));
+    }
     // Brain's journal commit alone, beside the physical floor: the text turn is read against both.
     const ratioNames = report.ratios.map((r) => r.name);
     expect(ratioNames).toEqual(expect.arrayContaining(["floor_journal ÷ floor_commit", "turn_text ÷ floor_journal"]));
