@@ -64,9 +64,11 @@ class LazyRecord {
     readonly seq: number,
     readonly kind: string,
     readonly createdAt: Date,
-    source: () => unknown,
+    source: (() => unknown) | null,
+    payload?: unknown,
   ) {
     this.#source = source;
+    this.#payload = payload;
   }
 
   get payload(): unknown {
@@ -85,4 +87,17 @@ export function lazyRecord(
   source: () => unknown,
 ): { seq: number; kind: string; createdAt: Date; readonly payload: unknown } {
   return new LazyRecord(seq, kind, createdAt, source);
+}
+
+/**
+ * A written record whose payload is already what a read returns: built from values Postgres gave
+ * back, with its keys in jsonb's order. No copy is made, so nothing may change it afterwards.
+ */
+export function storedRecord(
+  seq: number,
+  kind: string,
+  createdAt: Date,
+  payload: unknown,
+): { seq: number; kind: string; createdAt: Date; readonly payload: unknown } {
+  return new LazyRecord(seq, kind, createdAt, null, payload);
 }

@@ -83,12 +83,28 @@ describe("records handed on at commit", () => {
     );
     // No outcome of its own: the terminal record carries the earlier result's, filled in by SQL.
     await writer.submit(transitionCall(ref, { type: "finish" }));
+    // A finish with its own outcome (most calls end so): the terminal record is handed on as
+    // Postgres returned the outcome, not copied, and must still read back the same.
+    const second = await writer.submit(
+      appendRecords(id, [
+        {
+          kind: "tool_call_started",
+          payload: { tool: "t", input: {}, activation: 1 },
+          call: { tool: "t", activationSeq: 1, hostId, connectionId, state: "running", deadlineAt: null },
+        },
+      ]),
+    );
+    const outcome = { value: awkward, status: "ok" } as never;
+    await writer.submit(transitionCall({ ...ref, seq: second.records[0]!.seq }, { type: "finish", outcome }));
 
     const read = await readRecords(db.sql, id, 1);
     expect(read.map((r) => r.kind)).toEqual([
       "model_call_started",
       "tool_call_started",
       "progress",
+      "tool_result",
+      "tool_call_ended",
+      "tool_call_started",
       "tool_result",
       "tool_call_ended",
     ]);

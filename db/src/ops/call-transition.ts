@@ -1,7 +1,7 @@
 import type { TransactionSql } from "postgres";
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
-import { lazyRecord } from "../jsonb-order.js";
+import { lazyRecord, storedRecord } from "../jsonb-order.js";
 import type { WriteOp } from "../writer.js";
 
 /** What a host (or a worker) reports about one open call. */
@@ -140,9 +140,13 @@ export function transitionCall(
       return {
         sessionId: ref.sessionId,
         records: p.records.map((r, i) =>
-          lazyRecord(first + i, r.kind, at, () =>
-            r.kind === "tool_call_ended" ? { call: ref.seq, outcome: result.outcome } : r.payload,
-          ),
+          r.kind === "tool_call_ended"
+            ? // As the statement writes it (jsonb_build_object('call', …, 'outcome', …)): the call
+              // row's outcome as Postgres returned it, keys already in jsonb's order. Every finish
+              // is folded by its Agentloop: a copy through JSON there was 3 % of the server's busy
+              // time under tool_throughput (BENCHMARKS.md, eighteenth pass).
+              storedRecord(first + i, r.kind, at, { call: ref.seq, outcome: result.outcome })
+            : lazyRecord(first + i, r.kind, at, () => r.payload),
         ),
       };
     },
