@@ -13,22 +13,16 @@ import type { Sql } from "postgres";
  * taken (the ones the dispatch path measured, after its warm-up).
  */
 export async function stackRoundtrips(sql: Sql, journal: "bare" | "brain", since: Date, n: number): Promise<number[]> {
-  const rows =
-    journal === "brain"
-      ? await sql<{ ms: number }[]>`
-          SELECT (extract(epoch FROM e.created_at - s.created_at) * 1000)::float8 AS ms
-          FROM brain.records s
-          JOIN brain.records e ON e.session_id = s.session_id AND e.kind = 'tool_call_ended'
-            AND (e.payload->>'call')::bigint = s.seq
-          WHERE s.kind = 'tool_call_started' AND s.created_at >= ${since}
-          ORDER BY s.created_at DESC LIMIT ${n}`
-      : await sql<{ ms: number }[]>`
-          SELECT (extract(epoch FROM e.created_at - s.created_at) * 1000)::float8 AS ms
-          FROM bench.stack_records s
-          JOIN bench.stack_records e ON e.session_id = s.session_id AND e.kind = 'tool_call_ended'
-            AND (e.payload->>'call')::int = s.seq
-          WHERE s.kind = 'tool_call_started' AND s.created_at >= ${since}
-          ORDER BY s.created_at DESC LIMIT ${n}`;
+  // Both journals keep a record as (session_id, seq, kind, payload, created_at), and a
+  // tool_call_ended names its call in `payload.call`.
+  const records = sql(journal === "brain" ? "brain.records" : "bench.stack_records");
+  const rows = await sql<{ ms: number }[]>`
+    SELECT (extract(epoch FROM e.created_at - s.created_at) * 1000)::float8 AS ms
+    FROM ${records} s
+    JOIN ${records} e ON e.session_id = s.session_id AND e.kind = 'tool_call_ended'
+      AND (e.payload->>'call')::bigint = s.seq
+    WHERE s.kind = 'tool_call_started' AND s.created_at >= ${since}
+    ORDER BY s.created_at DESC LIMIT ${n}`;
   return rows.map((r) => r.ms).reverse();
 }
 
