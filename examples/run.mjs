@@ -34,6 +34,8 @@ const server = spawn(process.execPath, [join(here, "..", "cli", "bin", "brain.js
     BRAIN_PORT: "0",
     BRAIN_API_TOKEN: token,
     BRAIN_LOG_LEVEL: "warn",
+    // The examples serve their tools, MCP servers and Environments on loopback.
+    BRAIN_EGRESS_ALLOW: process.env.BRAIN_EGRESS_ALLOW ?? "localhost,127.0.0.0/8,::1",
     BRAIN_DATA_DIR:
       process.env.BRAIN_DATA_DIR ?? (process.env.DATABASE_URL ? mkdtempSync(join(tmpdir(), "brain-ex-")) : ".brain"),
   },

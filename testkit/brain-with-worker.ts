@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Brain } from "@aexhq/brain";
 import { type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import { type InProcessBrain, type SpawnedBrain, spawnBrain, startBrain } from "./brain.js";
+import { loopbackEgressConfig } from "./egress.js";
 import { TEST_SECRET_KEY } from "./secrets.js";
 import { type NodeProcess, REPO_ROOT, spawnNode } from "./server-process.js";
 
@@ -21,9 +22,13 @@ export interface BrainWithWorker {
 
 /**
  * An in-process server (its own database) and an in-process worker on that database, hearing of
- * commits through the server's LISTEN, as `brain start` runs them.
+ * commits through the server's LISTEN, as `brain start` runs them. The worker reaches what the
+ * server does (`env.BRAIN_EGRESS_ALLOW`, loopback by default) unless `workerEgressAllow` differs.
  */
-export async function startBrainWithWorker(env: Record<string, string> = {}): Promise<BrainWithWorker> {
+export async function startBrainWithWorker(
+  env: Record<string, string> = {},
+  options: { workerEgressAllow?: string } = {},
+): Promise<BrainWithWorker> {
   const brain = await startBrain({ env });
   const worker = await startWorker({
     commits: brain.app.brain.commits,
@@ -35,6 +40,7 @@ export async function startBrainWithWorker(env: Record<string, string> = {}): Pr
     logLevel: "silent",
     maxModelCalls: 100,
     secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+    ...loopbackEgressConfig(options.workerEgressAllow ?? env.BRAIN_EGRESS_ALLOW),
   });
   const client = new Brain({ url: brain.url, token: brain.token });
   return {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { buildApp, parseConfig } from "@aexhq/brain-server";
 import type { FastifyInstance } from "fastify";
 import { createTestDatabase, type TestDatabase } from "./database.js";
+import { LOOPBACK_EGRESS_ENV } from "./egress.js";
 import { TEST_SECRET_KEY } from "./secrets.js";
 import { type ServerProcess, spawnServer } from "./server-process.js";
 
@@ -27,6 +28,7 @@ export async function startBrain(
     BRAIN_PORT: "0",
     BRAIN_LOG_LEVEL: "error",
     BRAIN_SECRET_KEY: TEST_SECRET_KEY,
+    ...LOOPBACK_EGRESS_ENV,
     ...options.env,
   });
   const app = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken: token });

@@ -46,6 +46,8 @@ export type FakeReply =
   | { kind: "truncated"; text?: string }
   /** Streams some text, then destroys the connection. */
   | { kind: "reset"; text?: string }
+  /** Streams text deltas without end, as fast as the client reads, until it goes away. */
+  | { kind: "endless" }
   /** Exactly these chunks (bytes may cut UTF-8 sequences), in separate writes. */
   | { kind: "raw"; status?: number; contentType?: string; chunks: (string | Uint8Array)[]; chunkDelayMs?: number };
 
@@ -172,6 +174,17 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
         await stream(res, wire.partial(reply.text ?? "partial", model), { end: false });
         res.socket?.destroy();
         return;
+      case "endless": {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const delta = wire.partial("abc".repeat(5000), model).slice(1).join("");
+        // Backpressure paces it: each write waits for the socket to drain.
+        const more = () => {
+          while (!res.destroyed && res.write(delta));
+          if (!res.destroyed) res.once("drain", more);
+        };
+        res.socket?.once("close", () => res.off("drain", more));
+        return more();
+      }
       case "raw":
         return stream(res, reply.chunks, {
           status: reply.status,

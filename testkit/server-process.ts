@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { LOOPBACK_EGRESS_ENV } from "./egress.js";
 import { TEST_SECRET_KEY } from "./secrets.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -84,11 +85,14 @@ export interface SpawnNodeOptions {
   cwd?: string;
 }
 
-/** Spawns `node <scriptPath> ...args` with captured output; killed when this process exits. */
+/**
+ * Spawns `node <scriptPath> ...args` with captured output; killed when this process exits. Brain
+ * processes it starts reach loopback (LOOPBACK_EGRESS_ENV), where tests serve what they call.
+ */
 export function spawnNode(scriptPath: string, options: SpawnNodeOptions = {}): NodeProcess {
   const script = isAbsolute(scriptPath) ? scriptPath : join(REPO_ROOT, scriptPath);
   const env = Object.fromEntries(
-    Object.entries({ ...process.env, ...options.env }).filter(
+    Object.entries({ ...process.env, ...LOOPBACK_EGRESS_ENV, ...options.env }).filter(
       (entry): entry is [string, string] => entry[1] !== undefined,
     ),
   );

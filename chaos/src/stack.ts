@@ -33,7 +33,14 @@ export async function startStack(options: {
   const { runDir, databaseUrl } = options;
   const token = randomBytes(24).toString("base64url");
   const secretKey = randomBytes(32).toString("hex");
-  const common = { DATABASE_URL: databaseUrl, BRAIN_SECRET_KEY: secretKey, BRAIN_LOG_LEVEL: "warn" };
+  // The HTTP Environment the hosts' sessions call is served on loopback, which Brain reaches only
+  // where BRAIN_EGRESS_ALLOW opens it.
+  const common = {
+    DATABASE_URL: databaseUrl,
+    BRAIN_SECRET_KEY: secretKey,
+    BRAIN_LOG_LEVEL: "warn",
+    BRAIN_EGRESS_ALLOW: "127.0.0.0/8",
+  };
   const managed = (name: string, script: string, env: Record<string, string>, ready: RegExp) =>
     new Managed(
       name,

@@ -36,10 +36,13 @@ describe("brain start, worker and doctor", () => {
       BRAIN_PORT: "0",
       BRAIN_API_TOKEN: token,
       BRAIN_LOG_LEVEL: "warn",
+      BRAIN_EGRESS_ALLOW: undefined,
     });
     const worker = spawnBrainCli(["worker"], base);
     try {
       const [, url] = await start.waitForLine(LISTENING, 30_000);
+      // A start on a database of one's own reaches no internal address until told.
+      await start.waitForLine(/^Egress: public addresses only; BRAIN_EGRESS_ALLOW opens internal ones$/m);
       await start.waitForLine(/^Worker: in-process/m, 30_000);
       await worker.waitForLine(/^Brain worker ready \(id [0-9a-f-]+, concurrency \d+\)$/m, 30_000);
       const res = await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
@@ -131,9 +134,14 @@ describe("brain start, worker and doctor", () => {
       BRAIN_PORT: "0",
       BRAIN_WORKER: "0",
       BRAIN_API_TOKEN: undefined,
+      BRAIN_EGRESS_ALLOW: undefined,
     });
     try {
       const [, url] = await start.waitForLine(LISTENING, 90_000);
+      // The embedded development default reaches loopback, and says so.
+      await start.waitForLine(
+        /^Egress: loopback open \(localhost, 127\.0\.0\.0\/8, ::1\): the embedded development default/m,
+      );
       // No BRAIN_TOKEN: the operator token brain start generated and saved under BRAIN_DATA_DIR.
       const ls = await brain(["sessions", "ls"], { ...local, BRAIN_URL: url });
       expect(ls.code).toBe(0);

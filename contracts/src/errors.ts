@@ -181,6 +181,17 @@ export const ERROR_CODES = {
     scope: "outcome",
     message: "An HTTP application tool answered its request without finishing the call.",
   },
+  egress_denied: {
+    http: 403,
+    scope: "api",
+    message:
+      "The target is an address this server does not reach (loopback, private, link-local, metadata, …; BRAIN_EGRESS_ALLOW opens them), or a URL with credentials; nothing was sent. Also a call's error outcome.",
+  },
+  answer_too_large: {
+    http: 200,
+    scope: "outcome",
+    message: "A model provider or MCP server answered more than BRAIN_MAX_UPSTREAM_BYTES; the rest was not read.",
+  },
   not_connected: { http: 0, scope: "sdk", message: "The SDK has no open connection to Brain." },
   connection_closed: { http: 0, scope: "sdk", message: "The connection to Brain closed before an answer arrived." },
   execution_finished: {

@@ -17,11 +17,15 @@ export const GrantsSchema = z.strictObject({
   workspace: z.enum(["read", "write"]).optional(),
 });
 
-/** An absolute http(s) URL. */
+/** An absolute http(s) URL, without credentials (they belong in a sealed header). */
 export const HttpUrlSchema = z
   .string()
   .max(2048)
-  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "an absolute http(s) URL");
+  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "an absolute http(s) URL")
+  .refine(
+    (u) => !URL.canParse(u) || (new URL(u).username === "" && new URL(u).password === ""),
+    "a URL without credentials (send them in a header)",
+  );
 
 /**
  * An application host: the registering application (default name "application") or a named one.
@@ -62,7 +66,30 @@ export const EnvironmentRefSchema = z.discriminatedUnion("type", [
 ]);
 
 export const HttpMethodSchema = z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]);
-const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/);
+/**
+ * Headers Brain sets itself: the target's Host, the connection's own (hop-by-hop) and framing
+ * headers. A caller's value would redirect a request inside a shared server or break its framing.
+ */
+export const FORBIDDEN_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "expect",
+]);
+const HeaderName = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/)
+  .refine(
+    (name) => !FORBIDDEN_REQUEST_HEADERS.has(name.toLowerCase()),
+    "a header Brain does not set for a caller (Host, hop-by-hop and framing headers)",
+  );
 
 /**
  * An HTTP Environment's configuration. `headers` are secrets (an Authorization header, say): stored

@@ -1,3 +1,4 @@
+import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
 import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./traces/otlp-config.js";
@@ -40,7 +41,9 @@ export const ConfigSchema = SharedEnvSchema.extend({
     .string()
     .regex(/^(workspace:(read|write))?(,workspace:(read|write))*$/, "a comma list of workspace:read / workspace:write")
     .default("workspace:read"),
-}).extend(TraceEnvSchema.shape);
+})
+  .extend(TraceEnvSchema.shape)
+  .extend(EgressEnvSchema.shape);
 
 export type Env = z.input<typeof ConfigSchema>;
 
@@ -71,6 +74,10 @@ export interface Config {
   metrics: "token" | "open" | "off";
   /** OpenTelemetry trace export (the standard OTEL_EXPORTER_OTLP_* variables); null: off. */
   traces: TraceExportConfig | null;
+  /** What Brain may reach of the addresses tenants name (BRAIN_EGRESS_ALLOW, BRAIN_EGRESS_PROXY). */
+  egress: EgressConfig;
+  /** BRAIN_MAX_UPSTREAM_BYTES: the most a model provider or MCP server may answer at once. */
+  maxUpstreamBytes: number;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -96,5 +103,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     secretKey: resolveSecretKey(c),
     metrics: c.BRAIN_METRICS,
     traces: traceExportConfig(c),
+    // No DATABASE_URL: the embedded development default, where loopback is open unless set.
+    egress: egressConfig(c, c.DATABASE_URL === undefined),
+    maxUpstreamBytes: c.BRAIN_MAX_UPSTREAM_BYTES,
   };
 }

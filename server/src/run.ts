@@ -45,6 +45,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
   // The embedded database's URL carries its generated password (kept in BRAIN_DATA_DIR/pg-password).
   if (db.embedded)
     banner.push(`Database: psql "${db.url}" -c "SELECT session_id, seq, kind FROM ${config.schema}.journal LIMIT 10"`);
+  banner.push(`Egress: ${egressLine(config.egress)}`);
   if (config.traces) {
     // Where spans go, without what could be a credential (userinfo, query); headers never shown.
     const to = new URL(config.traces.url);
@@ -67,6 +68,18 @@ export async function runServer(config: Config): Promise<RunningServer> {
       return closed;
     },
   };
+}
+
+/** What the server reaches beyond the public internet, as the banner says it. */
+function egressLine(egress: Config["egress"]): string {
+  const opened = egress.allow.map((rule) => rule.text).join(", ");
+  const proxy = egress.proxy ? `; through the proxy ${new URL(egress.proxy).origin}` : "";
+  if (egress.loopbackByDefault) {
+    return `loopback open (${opened}): the embedded development default; BRAIN_EGRESS_ALLOW chooses otherwise${proxy}`;
+  }
+  return opened === ""
+    ? `public addresses only; BRAIN_EGRESS_ALLOW opens internal ones${proxy}`
+    : `public addresses and BRAIN_EGRESS_ALLOW (${opened})${proxy}`;
 }
 
 export interface SignalExit {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
+import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   CommitFanout,
@@ -139,6 +140,8 @@ export async function startRuntime(
   );
   const deadlineJobs = new DeadlineJobs(boss, writer);
   const secrets = new SecretBox(config.secretKey);
+  const egress = new Egress({ allow: config.egress.allow, proxy: config.egress.proxy });
+  const modelTransport = { fetch: egress.fetch, maxAnswerBytes: config.maxUpstreamBytes };
   await deadlineJobs.startWorker((err) => {
     availability.observe(err);
     log.warn({ err }, "deadline backstop failed");
@@ -163,6 +166,7 @@ export async function startRuntime(
     secrets,
     metrics,
     liveness,
+    modelTransport,
   });
   actorsRef = actors;
   const rt: Runtime = {
@@ -184,7 +188,10 @@ export async function startRuntime(
       secrets,
       runnerId: () => serverId,
       maxModelCalls: config.maxModelCalls,
+      transport: modelTransport,
     }),
+    egress,
+    modelTransport,
     streams: new Set<() => void>(),
     closing: closing.signal,
     turns,
@@ -318,6 +325,7 @@ export async function startRuntime(
       await bounded(listener?.unlisten() ?? Promise.resolve(), 2000);
       availability.close();
       await bounded(stopServer(sql, serverId), 2000);
+      await egress.close();
     },
   });
 }

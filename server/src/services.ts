@@ -7,7 +7,8 @@
  * the dispatcher and the actors, appear here as the interfaces their users call.
  */
 
-import type { ModelToolCall, ToolModelCalls } from "@aexhq/brain-core/models";
+import type { Egress } from "@aexhq/brain-core/egress";
+import type { ModelToolCall, ProviderTransport, ToolModelCalls } from "@aexhq/brain-core/models";
 import type {
   Appended,
   DatabaseAvailability,
@@ -86,4 +87,8 @@ export interface Services {
   readonly repairs: PendingRepairs;
   /** In-process counters (metrics/sink.ts); no-ops with BRAIN_METRICS=off. */
   readonly metrics: Metrics;
+  /** Every request to a tenant-chosen address goes through it (BRAIN_EGRESS_ALLOW). */
+  readonly egress: Pick<Egress, "exchange" | "fetch" | "preflight">;
+  /** How model providers reach the network: the egress guard's fetch and the answer cap. */
+  readonly modelTransport: ProviderTransport;
 }

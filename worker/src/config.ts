@@ -1,3 +1,4 @@
+import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
 import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 
@@ -14,7 +15,7 @@ export const WorkerConfigSchema = SharedEnvSchema.extend({
   /** Off unless set: a small HTTP server with /healthz and /readyz (0 picks a free port). */
   BRAIN_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   BRAIN_WORKER_HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
-});
+}).extend(EgressEnvSchema.shape);
 
 export interface WorkerConfig {
   databaseUrl: string;
@@ -38,6 +39,10 @@ export interface WorkerConfig {
    * (default 1000 ms): what it does then is refused (`call_ended`), but its own clean-up may finish.
    */
   afterEndGraceMs?: number;
+  /** What the worker may reach of the addresses tenants name (BRAIN_EGRESS_ALLOW, BRAIN_EGRESS_PROXY). */
+  egress: EgressConfig;
+  /** BRAIN_MAX_UPSTREAM_BYTES: the most an MCP server or model provider may answer at once. */
+  maxUpstreamBytes: number;
 }
 
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
@@ -52,6 +57,9 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
     secretKey: resolveSecretKey(c),
     metrics: c.BRAIN_METRICS !== "off",
+    // A worker always has a database of its own naming: loopback is open only where set.
+    egress: egressConfig(c, false),
+    maxUpstreamBytes: c.BRAIN_MAX_UPSTREAM_BYTES,
     ...(c.BRAIN_WORKER_HEALTH_PORT === undefined
       ? {}
       : { health: { host: c.BRAIN_WORKER_HEALTH_HOST, port: c.BRAIN_WORKER_HEALTH_PORT } }),

@@ -4,6 +4,7 @@
  * registers itself, heartbeats, and listens for commits that end its calls elsewhere.
  */
 import { randomUUID } from "node:crypto";
+import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CommitFeed,
@@ -97,12 +98,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const cache = new ComponentCache(sql, options.cacheDir);
   const spares = new SparePool();
   const secrets = new SecretBox(options.secretKey);
+  const egress = new Egress({ allow: options.egress.allow, proxy: options.egress.proxy });
   const models = new ToolModelCalls({
     sql,
     writer,
     secrets,
     runnerId: () => identity.workerId,
     maxModelCalls: options.maxModelCalls,
+    transport: { fetch: egress.fetch, maxAnswerBytes: options.maxUpstreamBytes },
   });
   // A list, not a commit's keys iterator: both checks read it, and an iterator reaches the second spent.
   const checkEnded = (sessions?: readonly string[]) =>
@@ -185,6 +188,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     workerId: () => identity.workerId,
     log,
     repairs,
+    egress,
+    maxUpstreamBytes: options.maxUpstreamBytes,
     ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
   };
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
@@ -241,6 +246,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     // Model requests of the stopped calls are interrupted: journaled `unknown`, never replayed.
     await models.stopAll();
     spares.close();
+    await egress.close();
     // Calls that can be resumed (MCP tasks) go to another worker; the rest were interrupted:
     // nobody can say how far they got.
     await writer

@@ -23,6 +23,7 @@ import { pino } from "pino";
 import { beforeAll } from "vitest";
 import { testComponent } from "../../testkit/components.js";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import { loopbackEgressConfig } from "../../testkit/egress.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";
 import { type NodeProcess, REPO_ROOT, spawnNode } from "../../testkit/server-process.js";
@@ -306,6 +307,7 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     logLevel: "silent",
     maxModelCalls: overrides.maxModelCalls ?? 100,
     secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+    ...loopbackEgressConfig(),
     log: overrides.log ?? captureLog().logger,
     ...(overrides.afterEndGraceMs === undefined ? {} : { afterEndGraceMs: overrides.afterEndGraceMs }),
     ...(overrides.commits ? { commits: overrides.commits } : {}),

@@ -37,13 +37,16 @@ async function serve(begin: (stops: Stops) => Promise<void>): Promise<"running">
 export async function start(args: string[]): Promise<number | "running"> {
   parseArgs({ args, options: {}, strict: true });
   return serve(async (stops) => {
-    const server = await runServer(parseConfig(process.env));
+    const config = parseConfig(process.env);
+    const server = await runServer(config);
     stops.push(() => server.close());
     if ((process.env.BRAIN_WORKER ?? "1") === "0") return;
     // The worker hears of commits through the server's LISTEN: Postgres wakes every listening
     // backend at every notifying commit, and a second one here would hear nothing new.
     const worker = await startWorker({
       ...parseWorkerConfig({ ...process.env, DATABASE_URL: server.databaseUrl }),
+      // The same reach as the server's (loopback on the embedded default, as its banner says).
+      egress: config.egress,
       commits: server.commits,
     });
     stops.push(() => worker.stop());

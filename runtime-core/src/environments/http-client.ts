@@ -3,11 +3,13 @@
  * (a 2xx text body its text, an empty one null); any other status, a malformed JSON body or a
  * network failure is `http_error` (with the status and at most 2 KB of the body); a body larger
  * than a frame may carry is `result_too_large`. Redirects are followed only inside the base URL, so
- * the Environment's headers never reach another origin. The request itself is httpExchange's, the
- * one client for what applications serve (no 300 s cut of fetch's under a long call).
+ * the Environment's headers never reach another origin. Each request, every redirect hop included,
+ * goes through the egress guard: a target it refuses is `egress_denied`, and nothing was sent.
  */
 import { errorOutcome, MAX_FRAME_BYTES, type Outcome, storableText } from "@aexhq/brain-contracts";
-import { type HttpAnswer, httpExchange } from "./http-exchange.js";
+import { egressDeniedIn } from "../egress/denied.js";
+import type { HttpAnswer } from "../egress/exchange.js";
+import type { Egress } from "../egress/guard.js";
 import { type HttpCall, withinBase } from "./http-request.js";
 
 /** How much of an error body the outcome keeps. */
@@ -15,6 +17,8 @@ export const ERROR_EXCERPT_BYTES = 2048;
 const MAX_REDIRECTS = 5;
 
 export interface SendOptions {
+  /** The guard the request goes through. */
+  egress: Pick<Egress, "exchange">;
   /** Requests may not leave this URL (the Environment's base URL). */
   baseUrl: string;
   signal: AbortSignal;
@@ -31,7 +35,7 @@ export async function sendHttpCall(call: HttpCall, options: SendOptions): Promis
   for (let hop = 0; ; hop++) {
     let res: HttpAnswer;
     try {
-      res = await httpExchange(url, { method, headers, body, signal: options.signal, maxBytes });
+      res = await options.egress.exchange(url, { method, headers, body, signal: options.signal, maxBytes });
     } catch (error) {
       return unreachable(method, url, error, options.signal);
     }
@@ -90,6 +94,8 @@ function excerpt(bytes: Buffer): string {
 
 function unreachable(method: string, url: URL, error: unknown, signal: AbortSignal): Outcome {
   const where = `${method} ${url.pathname}`;
+  const denied = egressDeniedIn(error);
+  if (denied) return errorOutcome("egress_denied", `${where} was not sent: ${denied.message}`, denied.details);
   if (signal.aborted) {
     const timedOut = (signal.reason as Error | undefined)?.name === "TimeoutError";
     return errorOutcome("http_error", `${where} ${timedOut ? "timed out" : "was stopped before it was answered"}`);

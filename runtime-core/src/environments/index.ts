@@ -3,7 +3,6 @@
 // it for `call` and `setup`.
 export { type HttpJsonDescriptor, HttpJsonDescriptorSchema, parseDescriptor } from "./descriptor.js";
 export { ERROR_EXCERPT_BYTES, sendHttpCall } from "./http-client.js";
-export { type HttpAnswer, type HttpExchange, httpExchange } from "./http-exchange.js";
 export { buildHttpCall, type EnvironmentTarget, type HttpCall, joinBase } from "./http-request.js";
 export { type Invocation, invokeInEnvironment } from "./invoke.js";
 export { type LoadedEnvironment, openEnvironment } from "./loaded.js";

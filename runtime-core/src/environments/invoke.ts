@@ -30,7 +30,7 @@ export interface Invocation {
 
 /**
  * The invocation's outcome: the answer's value (not yet checked against any output schema), or an
- * error outcome (`setup_failed`, `invalid_input`, `http_error`, `result_too_large`). Nothing the
+ * error outcome (`setup_failed`, `invalid_input`, `http_error`, `egress_denied`, `result_too_large`). Nothing the
  * Environment answers carries its header values.
  */
 export async function invokeInEnvironment(deps: EnvironmentDeps, invocation: Invocation): Promise<Outcome> {
@@ -48,6 +48,7 @@ export async function invokeInEnvironment(deps: EnvironmentDeps, invocation: Inv
   const outcome = await sendHttpCall(built.call, {
     baseUrl: env.row.config.baseUrl,
     signal: invocation.signal,
+    egress: deps.egress,
     ...(invocation.maxBytes === undefined ? {} : { maxBytes: invocation.maxBytes }),
   });
   // The call token is a credential too (for this call only): it never comes back either.

@@ -14,6 +14,7 @@ import {
   type Sql,
   type StoredEnvironment,
 } from "@aexhq/brain-db";
+import type { Egress } from "../egress/guard.js";
 import { sendHttpCall } from "./http-client.js";
 import { joinBase } from "./http-request.js";
 import { type LoadedEnvironment, openEnvironment } from "./loaded.js";
@@ -25,6 +26,8 @@ export const SETUP_TIMEOUT_MS = 30_000;
 export interface EnvironmentDeps {
   sql: Sql;
   secrets: SecretBox;
+  /** Every request to the Environment goes through it. */
+  egress: Pick<Egress, "exchange">;
 }
 
 export type Readiness = { ok: true; env: LoadedEnvironment } | { ok: false; outcome: Outcome };
@@ -103,7 +106,7 @@ async function performSetup(
   const limited = AbortSignal.any([signal, AbortSignal.timeout(SETUP_TIMEOUT_MS)]);
   const outcome = await sendHttpCall(
     { method: setup.method, url, headers, body },
-    { baseUrl: env.row.config.baseUrl, signal: limited },
+    { baseUrl: env.row.config.baseUrl, signal: limited, egress: deps.egress },
   );
   if (signal.aborted) return null;
   if (outcome.status === "ok" || (outcome.status === "error" && outcome.error.code === "result_too_large")) {

@@ -1,7 +1,14 @@
 import type { ModelConfig } from "@aexhq/brain-contracts";
 import { readAnthropicAnswer } from "./anthropic-answer.js";
 import { DEFAULT_TIMEOUT_MS, providerCall } from "./provider-http.js";
-import type { ModelCallContext, ModelMessage, ModelProvider, ProviderRequest, ProviderResponse } from "./types.js";
+import type {
+  ModelCallContext,
+  ModelMessage,
+  ModelProvider,
+  ProviderRequest,
+  ProviderResponse,
+  ProviderTransport,
+} from "./types.js";
 import type { Json } from "./wire.js";
 
 type Config = Extract<ModelConfig, { provider: "anthropic" }>;
@@ -17,7 +24,10 @@ const DEFAULT_MAX_TOKENS = 4096;
  */
 export class AnthropicProvider implements ModelProvider {
   readonly name = "anthropic";
-  constructor(readonly config: Config) {}
+  constructor(
+    readonly config: Config,
+    private readonly transport: ProviderTransport,
+  ) {}
 
   complete(request: ProviderRequest, context: ModelCallContext): Promise<ProviderResponse> {
     const base = (this.config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
@@ -37,6 +47,7 @@ export class AnthropicProvider implements ModelProvider {
         timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       },
       context,
+      this.transport,
       (response) => readAnthropicAnswer(response, this.config.name),
     );
   }

@@ -13,5 +13,6 @@ export {
   type ModelToolCall,
   type ProviderRequest,
   type ProviderResponse,
+  type ProviderTransport,
   type StopReason,
 } from "./types.js";

@@ -1,7 +1,14 @@
 import type { ModelConfig } from "@aexhq/brain-contracts";
 import { readOpenAIAnswer } from "./openai-answer.js";
 import { DEFAULT_TIMEOUT_MS, providerCall } from "./provider-http.js";
-import type { ModelCallContext, ModelMessage, ModelProvider, ProviderRequest, ProviderResponse } from "./types.js";
+import type {
+  ModelCallContext,
+  ModelMessage,
+  ModelProvider,
+  ProviderRequest,
+  ProviderResponse,
+  ProviderTransport,
+} from "./types.js";
 import type { Json } from "./wire.js";
 
 type Config = Extract<ModelConfig, { provider: "openai" }>;
@@ -14,7 +21,10 @@ const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  */
 export class OpenAIProvider implements ModelProvider {
   readonly name = "openai";
-  constructor(readonly config: Config) {}
+  constructor(
+    readonly config: Config,
+    private readonly transport: ProviderTransport,
+  ) {}
 
   complete(request: ProviderRequest, context: ModelCallContext): Promise<ProviderResponse> {
     const base = (this.config.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
@@ -32,6 +42,7 @@ export class OpenAIProvider implements ModelProvider {
         timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       },
       context,
+      this.transport,
       (response) => readOpenAIAnswer(response, this.config.name),
     );
   }

@@ -1,12 +1,14 @@
-import { type ModelCallContext, ModelCallError } from "./types.js";
+import { cappedResponse } from "../egress/capped.js";
+import { egressDeniedIn } from "../egress/denied.js";
+import { type ModelCallContext, ModelCallError, type ProviderTransport } from "./types.js";
 import { object, string } from "./wire.js";
 
 /**
  * The HTTP side shared by the real providers: one POST, one deadline for the whole exchange (the
  * stream included), caller aborts, and the mapping of every failure to a documented model_* code.
- * Nothing here logs; every message that leaves is scrubbed of the API key. fetch, not the
- * httpExchange that calls applications: a provider call is bounded by its own timeout, not a
- * tool's deadline, and its answer is a stream read as it arrives rather than a bounded body.
+ * Nothing here logs; every message that leaves is scrubbed of the API key. fetch (the egress
+ * guard's): a provider call is bounded by its own timeout, not a tool's deadline, and its answer
+ * is a stream read as it arrives, capped at the transport's byte limit.
  */
 export interface ProviderHttpRequest {
   /** Names the provider in messages ("OpenAI", "Anthropic"). */
@@ -35,6 +37,7 @@ type Code = ModelCallError["code"];
 export async function providerCall<T>(
   request: ProviderHttpRequest,
   context: ModelCallContext,
+  transport: ProviderTransport,
   read: (response: Response) => Promise<T>,
 ): Promise<T> {
   const caller = context.signal;
@@ -54,7 +57,7 @@ export async function providerCall<T>(
   stopped.catch(() => {});
 
   const work = (async () => {
-    const response = await fetch(request.url, {
+    const answered = await transport.fetch(request.url, {
       method: "POST",
       headers: request.headers,
       body: JSON.stringify(request.body),
@@ -62,6 +65,7 @@ export async function providerCall<T>(
       // A redirect would carry the key to wherever it points; it is answered as an error instead.
       redirect: "manual",
     });
+    const response = cappedResponse(answered, transport.maxAnswerBytes, () => tooLarge(request, transport));
     if (!response.ok) throw await httpError(request.provider, response);
     return await read(response);
   })();
@@ -164,8 +168,17 @@ async function readLimited(response: Response): Promise<string> {
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY_BYTES));
 }
 
+function tooLarge(request: ProviderHttpRequest, transport: ProviderTransport): ModelCallError {
+  return new ModelCallError(
+    "answer_too_large",
+    `${request.provider} answered more than ${transport.maxAnswerBytes} bytes; the rest was not read`,
+  );
+}
+
 function classify(provider: string, error: unknown): ModelCallError {
   if (error instanceof ModelCallError) return error;
+  const denied = egressDeniedIn(error);
+  if (denied) return new ModelCallError("egress_denied", `${provider} was not called: ${denied.message}`);
   // undici rejects with TypeError("fetch failed") before an answer and TypeError("terminated")
   // when the connection drops mid-stream; the cause names the network failure.
   if (error instanceof TypeError && error.cause !== undefined) {

@@ -2,19 +2,19 @@ import { type ModelConfig, storableText, toStorable } from "@aexhq/brain-contrac
 import { AnthropicProvider } from "./anthropic.js";
 import { OpenAIProvider } from "./openai.js";
 import { ScriptedProvider } from "./scripted.js";
-import { ModelCallError, type ModelProvider } from "./types.js";
+import { ModelCallError, type ModelProvider, type ProviderTransport } from "./types.js";
 
 // The factory lives apart from the provider seam (types.ts), which every provider imports: this
 // module imports every provider, so keeping the two together made one import circle of them all.
 
-export function createProvider(config: ModelConfig): ModelProvider {
+export function createProvider(config: ModelConfig, transport: ProviderTransport): ModelProvider {
   switch (config.provider) {
     case "scripted":
       return storableAnswers(new ScriptedProvider(config.script, config.toolScript ?? []));
     case "openai":
-      return storableAnswers(new OpenAIProvider(config));
+      return storableAnswers(new OpenAIProvider(config, transport));
     case "anthropic":
-      return storableAnswers(new AnthropicProvider(config));
+      return storableAnswers(new AnthropicProvider(config, transport));
   }
 }
 

@@ -21,7 +21,7 @@ import {
 } from "@aexhq/brain-db";
 import { loadModelConfig } from "./credentials.js";
 import { createProvider } from "./provider.js";
-import { ModelCallError, type ProviderResponse } from "./types.js";
+import { ModelCallError, type ProviderResponse, type ProviderTransport } from "./types.js";
 
 /**
  * Model calls on behalf of tool calls: `ctx.model` over a host connection (server) and the WIT
@@ -39,6 +39,8 @@ export interface ToolModelCallsDeps {
   /** This process's id in `servers`: the runner journaled with each request in flight. */
   runnerId(): string;
   maxModelCalls: number;
+  /** How providers reach the network (the egress guard's fetch, the answer cap). */
+  transport: ProviderTransport;
 }
 
 /** Requests up to this size are journaled whole with model_call_started; larger ones summarised. */
@@ -118,7 +120,7 @@ export class ToolModelCalls {
     try {
       let response: ProviderResponse;
       try {
-        response = await createProvider(config).complete(
+        response = await createProvider(config, this.deps.transport).complete(
           {
             ...(request.system ? { system: request.system } : {}),
             messages: request.messages,

@@ -44,6 +44,13 @@ export interface ModelCallContext {
   origin: "agentloop" | "tool";
 }
 
+/** How providers reach the network: the egress guard's fetch, and the cap on an answer's bytes. */
+export interface ProviderTransport {
+  fetch: typeof globalThis.fetch;
+  /** An answer (a stream included) past this many bytes fails the call `answer_too_large`. */
+  maxAnswerBytes: number;
+}
+
 export interface ModelProvider {
   readonly name: string;
   complete(request: ProviderRequest, context: ModelCallContext): Promise<ProviderResponse>;
@@ -60,6 +67,8 @@ export class ModelCallError extends Error {
       | "model_bad_request"
       | "model_unavailable"
       | "model_timeout"
+      | "egress_denied"
+      | "answer_too_large"
     >,
     message: string,
     /** The provider's HTTP status, when it answered one. */

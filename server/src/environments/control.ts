@@ -14,7 +14,10 @@ import { createOperation, deleteOperation, getOperation, listOperation, updateOp
 import { callOperation, setupOperation } from "./run.js";
 
 /** What ctx.environments operations use: the journal, the Environments' tables and secrets, the call's stop signal. */
-export type EnvironmentControlDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;
+export type EnvironmentControlDeps = Pick<
+  Services,
+  "sql" | "writer" | "secrets" | "config" | "bus" | "closing" | "egress"
+>;
 
 export interface EnvironmentRequest {
   operation: EnvironmentOperation;

@@ -27,13 +27,14 @@ import {
   secretAad,
 } from "@aexhq/brain-db";
 import type { z } from "zod";
+import { denied } from "../egress/targets.js";
 import type { ToolRequestAnswer } from "../hosts/link.js";
 import type { Services } from "../services.js";
 import type { Grant } from "./authorize.js";
 import { failed, type HostCall, journal, journaledError, OK, type OperationRequest, recordPayload } from "./journal.js";
 import { environmentView, fitsAck } from "./views.js";
 
-type ManageDeps = Pick<Services, "sql" | "writer" | "secrets">;
+type ManageDeps = Pick<Services, "sql" | "writer" | "secrets" | "egress">;
 
 type Named = OperationRequest & { name: string };
 
@@ -80,6 +81,7 @@ export async function createOperation(
   if (other) {
     throw new BrainError("environment_exists", `The name ${JSON.stringify(spec.name)} is a ${other.type} environment.`);
   }
+  await judgeTarget(rt, spec.baseUrl);
   const headers = sealHeaders(rt, call.sessionId, spec.name, spec.headers ?? {});
   const r = await journal(rt, call, {
     requireOpenCall: true,
@@ -100,6 +102,7 @@ export async function createOperation(
 
 export async function updateOperation(rt: ManageDeps, call: HostCall, req: Named, params: unknown) {
   const patch = parse(EnvironmentPatchSchema, params ?? {});
+  if (patch.baseUrl !== undefined) await judgeTarget(rt, patch.baseUrl);
   const r = await journal(rt, call, {
     requireOpenCall: true,
     effect: async (tx) => {
@@ -135,6 +138,12 @@ export async function deleteOperation(rt: ManageDeps, call: HostCall, req: Named
     payload: (deleted) => recordPayload(call, req, deleted ? OK : failed(notFound(req.name))),
   });
   return settle(r.seq, r.refused, r.result ? null : notFound(req.name), null);
+}
+
+/** An Environment may not point where the egress guard would refuse to send: refused before anything is stored. */
+async function judgeTarget(rt: ManageDeps, baseUrl: string): Promise<void> {
+  const refusal = await rt.egress.preflight(baseUrl);
+  if (refusal) throw denied("baseUrl", refusal);
 }
 
 export function notFound(name: string): BrainError {

@@ -21,7 +21,7 @@ import { failed, type HostCall, journal, journaledError, OK, type OperationReque
 import { notFound } from "./manage.js";
 import { environmentView, fitsAck } from "./views.js";
 
-type RunDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing">;
+type RunDeps = Pick<Services, "sql" | "writer" | "secrets" | "config" | "bus" | "closing" | "egress">;
 
 type Named = OperationRequest & { name: string };
 

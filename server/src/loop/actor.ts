@@ -11,7 +11,17 @@ import { WakeWindow } from "./wake-window.js";
 
 export type ActorDeps = Pick<
   Services,
-  "availability" | "boss" | "config" | "deadlineJobs" | "dispatch" | "log" | "metrics" | "sql" | "turns" | "writer"
+  | "availability"
+  | "boss"
+  | "config"
+  | "deadlineJobs"
+  | "dispatch"
+  | "log"
+  | "metrics"
+  | "modelTransport"
+  | "sql"
+  | "turns"
+  | "writer"
 >;
 
 /**
@@ -48,7 +58,7 @@ export class SessionActor {
     private readonly onStop: (actor: SessionActor, reason: StopReason) => void,
   ) {
     this.journal = new SessionJournal(rt, session.id, epoch);
-    this.provider = createProvider(session.model);
+    this.provider = createProvider(session.model, rt.modelTransport);
     this.deadlines = new DeadlineTimers(rt, session.id);
     this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
       if (w) rt.metrics.wakeWindow(w.firedAt - w.openedAt);

@@ -15,6 +15,7 @@ import {
   type ToolPlacement,
   ToolPlacementSchema,
 } from "@aexhq/brain-contracts";
+import { cappedFetch, egressDeniedIn } from "@aexhq/brain-core/egress";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -24,8 +25,14 @@ export const MCP_LIST_TIMEOUT_MS = 15_000;
 /** Pages of tools/list read at most (a server that pages forever is not followed forever). */
 const MAX_PAGES = 20;
 
-export async function placeMcpTools(servers: readonly McpServerSpec[]): Promise<ToolPlacement[]> {
-  const lists = await Promise.all(servers.map(async (s) => ({ spec: s, tools: await listTools(s) })));
+/** How the server reaches MCP servers: the egress guard's fetch, and the cap on each answer. */
+export interface McpNetwork {
+  fetch: typeof globalThis.fetch;
+  maxAnswerBytes: number;
+}
+
+export async function placeMcpTools(servers: readonly McpServerSpec[], network: McpNetwork): Promise<ToolPlacement[]> {
+  const lists = await Promise.all(servers.map(async (s) => ({ spec: s, tools: await listTools(s, network) })));
   return lists.flatMap(({ spec, tools }) => {
     const placed = placementsOf(spec, tools).map((p) => admitted(spec, p));
     // What a remote server advertises is bounded like what a caller may send in a body.
@@ -53,13 +60,21 @@ function admitted(spec: McpServerSpec, placement: ToolPlacement): ToolPlacement 
   return parsed.data;
 }
 
-async function listTools(spec: McpServerSpec): Promise<Tool[]> {
+async function listTools(spec: McpServerSpec, network: McpNetwork): Promise<Tool[]> {
   const client = new Client({ name: "brain", version: "0.1.0" });
+  const abort = new AbortController();
+  // An answer past the cap errors its body and stops the listing: a server that streams without
+  // end costs a bounded amount of memory.
+  const fetch = cappedFetch(network.fetch, network.maxAnswerBytes, () => {
+    abort.abort(new Error(`the MCP server answered more than ${network.maxAnswerBytes} bytes`));
+    return abort.signal.reason as Error;
+  });
   // Redirects are refused, so the binding's headers never reach another origin.
   const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+    fetch,
     requestInit: { headers: spec.headers ?? {}, redirect: "error" },
   });
-  const signal = AbortSignal.timeout(MCP_LIST_TIMEOUT_MS);
+  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(MCP_LIST_TIMEOUT_MS)]);
   try {
     await client.connect(transport, { signal, timeout: MCP_LIST_TIMEOUT_MS });
     const tools: Tool[] = [];
@@ -75,9 +90,12 @@ async function listTools(spec: McpServerSpec): Promise<Tool[]> {
     }
     return tools;
   } catch (error) {
+    const denied = egressDeniedIn(error);
+    if (denied) throw new BrainError("egress_denied", `MCP server ${JSON.stringify(spec.name)}: ${denied.message}`);
+    const reason = abort.signal.aborted ? abort.signal.reason : error;
     throw new BrainError(
       "mcp_unavailable",
-      `MCP server ${JSON.stringify(spec.name)}: tools/list failed: ${redacted(String((error as Error).message ?? error), spec)}`.slice(
+      `MCP server ${JSON.stringify(spec.name)}: tools/list failed: ${redacted(String((reason as Error).message ?? reason), spec)}`.slice(
         0,
         2000,
       ),

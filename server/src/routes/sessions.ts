@@ -23,7 +23,8 @@ import {
   sessionNamedHosts,
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
-import { placeMcpTools } from "../mcp/placements.js";
+import { checkTargets, sessionTargets } from "../egress/targets.js";
+import { type McpNetwork, placeMcpTools } from "../mcp/placements.js";
 import { ownerFilter, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { withIdempotency } from "./idempotent.js";
@@ -49,8 +50,13 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   app.post("/v1/sessions", async (request, reply) => {
     const body = parseInput(CreateSessionBodySchema, request.body);
     await checkPlacements(rt.sql, body.tools, body.environments ?? [], rt.config.allowedGrants);
+    // Nothing is sent (tools/list included) to a target the egress guard refuses.
+    await checkTargets(rt.egress, sessionTargets(body));
     // MCP tools are placed from their servers' tools/list, then checked with the rest (names).
-    const mcp = await mcpPlacements(body.mcpServers ?? []);
+    const mcp = await mcpPlacements(body.mcpServers ?? [], {
+      fetch: rt.egress.fetch,
+      maxAnswerBytes: rt.config.maxUpstreamBytes,
+    });
     const tools = mcp.length === 0 ? body.tools : [...body.tools, ...mcp];
     if (tools.length > MAX_TOOLS_PER_SESSION) {
       throw new BrainError(
@@ -157,7 +163,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** The session's MCP placements, after refusing two servers under one name and too many tools. */
-async function mcpPlacements(servers: McpServerSpec[]): Promise<ToolPlacement[]> {
+async function mcpPlacements(servers: McpServerSpec[], network: McpNetwork): Promise<ToolPlacement[]> {
   if (servers.length === 0) return [];
   const names = new Set<string>();
   for (const s of servers) {
@@ -166,7 +172,7 @@ async function mcpPlacements(servers: McpServerSpec[]): Promise<ToolPlacement[]>
     }
     names.add(s.name);
   }
-  return placeMcpTools(servers);
+  return placeMcpTools(servers, network);
 }
 
 function journaledMcpTool(t: ToolPlacement) {

@@ -2,8 +2,10 @@
 // timeouts, aborts, and keeping the API key out of every message.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Egress } from "@aexhq/brain-core/egress";
 import { ModelCallError } from "@aexhq/brain-core/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loopbackEgress } from "../../../testkit/egress.js";
 import type { FakeProvider, FakeReply } from "../../../testkit/fake-providers.js";
 import { within } from "../../../testkit/wait.js";
 import { context, type Flavor, failure, hello, KEY, provider, startFake } from "./providers-support.js";
@@ -41,6 +43,24 @@ describe.each<Flavor>(["openai", "anthropic"])("%s failures", (flavor) => {
       expect(error.message).toContain(`HTTP ${status}`);
       expect(error.message).toContain(`provider says no (${status})`);
     }
+  });
+
+  it("sends nothing to an address the egress guard does not open: egress_denied", async () => {
+    const before = fake.requests.length;
+    const closed = provider(flavor, fake.url, {}, { fetch: new Egress({ allow: [] }).fetch, maxAnswerBytes: 1 << 20 });
+    const error = await failure(closed.complete(hello, context()));
+    expect(error.code).toBe("egress_denied");
+    expect(error.message).toMatch(/127\.0\.0\.1 is a loopback address/);
+    expect(fake.requests.length).toBe(before);
+  });
+
+  it("stops reading past the answer cap and lets the connection go: answer_too_large", async () => {
+    fake.reply({ kind: "endless" });
+    const capped = provider(flavor, fake.url, {}, { fetch: loopbackEgress().fetch, maxAnswerBytes: 256 * 1024 });
+    const error = await failure(capped.complete(hello, context()));
+    expect(error.code).toBe("answer_too_large");
+    expect(error.message).toContain("262144 bytes");
+    await within(fake.requests.at(-1)!.closed, "the provider's connection to close");
   });
 
   it("quotes a non-JSON error body and cuts long messages", async () => {

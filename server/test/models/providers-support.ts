@@ -7,7 +7,9 @@ import {
   ModelCallError,
   type ModelProvider,
   type ProviderRequest,
+  type ProviderTransport,
 } from "@aexhq/brain-core/models";
+import { loopbackEgress } from "../../../testkit/egress.js";
 import {
   type FakeProvider,
   type RecordedRequest,
@@ -26,9 +28,17 @@ export function startFake(flavor: Flavor, options: { apiKey?: string } = {}): Pr
 
 export type ProviderExtra = { apiKey?: string; timeoutMs?: number; maxTokens?: number; name?: string };
 
-export function provider(flavor: Flavor, baseUrl: string, extra: ProviderExtra = {}): ModelProvider {
+/** The fakes serve on loopback, which the guard opens here; the egress tests give their own. */
+const REACHES_LOOPBACK: ProviderTransport = { fetch: loopbackEgress().fetch, maxAnswerBytes: 16 * 1024 * 1024 };
+
+export function provider(
+  flavor: Flavor,
+  baseUrl: string,
+  extra: ProviderExtra = {},
+  transport: ProviderTransport = REACHES_LOOPBACK,
+): ModelProvider {
   const config = { provider: flavor, name: "test-model", apiKey: KEY, baseUrl, ...extra } as ModelConfig;
-  return createProvider(config);
+  return createProvider(config, transport);
 }
 
 export function context(signal: AbortSignal = new AbortController().signal): ModelCallContext {

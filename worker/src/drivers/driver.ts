@@ -1,4 +1,5 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
+import type { Egress } from "@aexhq/brain-core/egress";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import type { ClaimedWorkerCall, JournalWriter, PendingRepairs, SecretBox, Sql } from "@aexhq/brain-db";
 import type { CallReporter } from "../call-reporter.js";
@@ -32,6 +33,10 @@ export interface InvocationDeps {
   emitted?: (report: string, bytes: number) => void;
   /** How long a component still running after its call ended gets to return before it is stopped. */
   afterEndGraceMs: number;
+  /** Every request to a tenant-chosen address goes through it (HTTP tools and Environments, MCP). */
+  egress: Pick<Egress, "exchange" | "fetch">;
+  /** The cap on an MCP server's answer (BRAIN_MAX_UPSTREAM_BYTES). */
+  maxUpstreamBytes: number;
 }
 
 /**

@@ -14,7 +14,10 @@ import { answerError, type PostAnswer, postJson, unreachable } from "./http-post
 export async function runJsonToolCall({ deps, claimed, placement, reporter, running, log }: DriverCall, url: string) {
   let answer: PostAnswer;
   try {
-    answer = await postJson(url, claimed.input, { signal: running.signal, maxBytes: deps.maxEmittedBytes });
+    answer = await postJson(deps.egress, url, claimed.input, {
+      signal: running.signal,
+      maxBytes: deps.maxEmittedBytes,
+    });
   } catch (error) {
     // Stopped by us (deadline, ended elsewhere, shutdown): whoever stopped it records the end.
     if (!running.stopped) await reporter.failWith(unreachable(error));

@@ -1,23 +1,24 @@
 /**
  * One JSON POST from a worker to a URL an application serves (an HTTP tool), with the bounds a
  * worker needs: the request stops when `signal` aborts (deadline, call ended, shutdown), redirects
- * are not followed, and at most `maxBytes` of the answer are kept. The request is runtime-core's
- * httpExchange, the one client for what applications serve (HTTP Environments use it too).
+ * are not followed, and at most `maxBytes` of the answer are kept. The request goes through the
+ * egress guard, the one client for what tenants name (HTTP Environments use it too).
  */
 
 import { errorOutcome, type Outcome, storableText } from "@aexhq/brain-contracts";
-import { type HttpAnswer, httpExchange } from "@aexhq/brain-core/environments";
+import { type Egress, egressDeniedIn, type HttpAnswer } from "@aexhq/brain-core/egress";
 
 export type PostAnswer = HttpAnswer;
 
 export function postJson(
+  egress: Pick<Egress, "exchange">,
   url: string,
   payload: unknown,
-  options: { signal: AbortSignal; maxBytes: number },
+  options: { signal: AbortSignal; maxBytes: number; headers?: Record<string, string> },
 ): Promise<PostAnswer> {
-  return httpExchange(new URL(url), {
+  return egress.exchange(new URL(url), {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json" },
+    headers: { "content-type": "application/json", accept: "application/json", ...options.headers },
     body: JSON.stringify(payload),
     signal: options.signal,
     maxBytes: options.maxBytes,
@@ -36,8 +37,13 @@ export function answerError(what: string, answer: PostAnswer): Outcome {
   return errorOutcome("http_error", message.slice(0, 8192), { status: answer.status, body });
 }
 
-/** `http_error` for a URL that could not be reached (its text may hold credentials: never shown). */
+/**
+ * `http_error` for a URL that could not be reached (its text may hold credentials: never shown),
+ * or `egress_denied` for one the guard refused: nothing was sent.
+ */
 export function unreachable(error: unknown): Outcome {
+  const denied = egressDeniedIn(error);
+  if (denied) return errorOutcome("egress_denied", `The tool's URL was not called: ${denied.message}`, denied.details);
   const e = error as NodeJS.ErrnoException;
   const reason = e.code ?? (e.message || String(error));
   return errorOutcome("http_error", `The tool's URL could not be reached: ${reason}`.slice(0, 8192), {

@@ -44,7 +44,7 @@ export async function runToolInvocation({ deps, claimed, placement, reporter, ru
   const lifetime = requestLifetime(running);
   let answer: PostAnswer;
   try {
-    answer = await postJson(url, invocation, { signal: lifetime.signal, maxBytes: BODY_EXCERPT_BYTES });
+    answer = await postJson(deps.egress, url, invocation, { signal: lifetime.signal, maxBytes: BODY_EXCERPT_BYTES });
   } catch (error) {
     if (!running.stopped) await reporter.failWith(unreachable(error));
     return;

@@ -6,6 +6,7 @@
  * may scope tasks to the session. Also the mapping of a CallToolResult to Brain's outcome.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
+import { cappedFetch, egressDeniedIn } from "@aexhq/brain-core/egress";
 import { redact, secretsOf } from "@aexhq/brain-core/environments";
 import { mcpSecret, readSecret, type SecretBox, type Sql, secretAad } from "@aexhq/brain-db";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -32,7 +33,15 @@ export interface McpConnection {
   transport: StreamableHTTPClientTransport;
   /** The header values to scrub from whatever the server answers. */
   secrets: string[];
+  /** Whether an answer passed the byte cap (the connection was closed then). */
+  overflowed(): boolean;
   close(): Promise<void>;
+}
+
+/** How a worker reaches MCP servers: the egress guard's fetch, and the cap on each answer's bytes. */
+export interface McpNetwork {
+  fetch: typeof globalThis.fetch;
+  maxAnswerBytes: number;
 }
 
 const HeadersSchema = z.record(z.string(), z.string());
@@ -59,9 +68,19 @@ export async function connectMcp(
   headers: Record<string, string>,
   signal: AbortSignal,
   resume: McpTaskPoint | null,
+  network: McpNetwork,
 ): Promise<McpConnection> {
   const client = new Client({ name: "brain-worker", version: "0.1.0" });
+  let overflowed = false;
+  // Past the cap the body errors; an answer read as a stream might only report it to onerror, so
+  // the connection closes too, which ends every request waiting on it.
+  const fetch = cappedFetch(network.fetch, network.maxAnswerBytes, () => {
+    overflowed = true;
+    queueMicrotask(() => void client.close().catch(() => {}));
+    return new Error(`the MCP server answered more than ${network.maxAnswerBytes} bytes`);
+  });
   const transport = new StreamableHTTPClientTransport(new URL(url), {
+    fetch,
     requestInit: { headers, redirect: "error" },
     ...(resume?.sessionId ? { sessionId: resume.sessionId } : {}),
   });
@@ -71,6 +90,7 @@ export async function connectMcp(
     client,
     transport,
     secrets: secretsOf(headers),
+    overflowed: () => overflowed,
     async close() {
       await client.close().catch(() => {});
     },
@@ -123,10 +143,17 @@ export function waitFor(deadline: number | null): number {
 
 /**
  * After the request went out, a JSON-RPC error is the server's answer (the call is refused); a
- * broken connection or a lost answer leaves it unknown whether the tool ran.
+ * broken connection or a lost answer leaves it unknown whether the tool ran. An answer past the
+ * byte cap is `answer_too_large`; a request the egress guard refused was never sent.
  */
-export function failedRequest(error: unknown, secrets: string[]): Outcome {
+export function failedRequest(error: unknown, connection: Pick<McpConnection, "secrets" | "overflowed">): Outcome {
+  const { secrets } = connection;
   const message = (error as Error).message ?? String(error);
+  if (connection.overflowed()) {
+    return errorOutcome("answer_too_large", redact(`The MCP server's answer was too large: ${message}`, secrets));
+  }
+  const denied = egressDeniedIn(error);
+  if (denied) return errorOutcome("egress_denied", `The MCP request was not sent: ${denied.message}`, denied.details);
   // -32000 (connection closed) and -32001 (request timeout) are the SDK's own, not the server's.
   if (error instanceof McpError && error.code !== -32000 && error.code !== -32001) {
     return mcpError(`The MCP server refused the call: ${message}`, secrets);

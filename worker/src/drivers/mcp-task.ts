@@ -48,7 +48,7 @@ export async function pollTask(
           return { outcome: lost(`The MCP server no longer answers for task ${point.taskId}: ${error.message}`) };
         }
         failingSince ??= Date.now();
-        if (Date.now() - failingSince > LOST_AFTER_MS) return { outcome: failedRequest(error, connection.secrets) };
+        if (Date.now() - failingSince > LOST_AFTER_MS) return { outcome: failedRequest(error, connection) };
         await sleep(1000, running.signal);
         continue;
       }

@@ -12,6 +12,8 @@
  * the call is never sent twice, and it does not end `unknown` for the loss of a worker. Cancelling
  * or timing out a task call sends `tasks/cancel`.
  */
+import { errorOutcome } from "@aexhq/brain-contracts";
+import { egressDeniedIn } from "@aexhq/brain-core/egress";
 import { recordResumePoint } from "@aexhq/brain-db";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { setupFailed } from "../call-reporter.js";
@@ -53,9 +55,19 @@ export async function runMcpCall(call: DriverCall): Promise<void> {
   const headers = await mcpHeaders(deps, claimed.sessionId, placement.env.name);
   let connection: McpConnection;
   try {
-    connection = await connectMcp(impl.url, headers, running.signal, resume);
+    connection = await connectMcp(impl.url, headers, running.signal, resume, {
+      fetch: deps.egress.fetch,
+      maxAnswerBytes: deps.maxUpstreamBytes,
+    });
   } catch (error) {
     if (running.stopped) return;
+    const denied = egressDeniedIn(error);
+    if (denied) {
+      await reporter.failWith(
+        errorOutcome("egress_denied", `MCP server ${placement.env.name}: ${denied.message}`, denied.details),
+      );
+      return;
+    }
     // Nothing was sent: the tool did not run (a resumed task may still be running there).
     const message = `MCP server ${placement.env.name} could not be reached: ${(error as Error).message}`;
     await reporter.failWith(
@@ -120,7 +132,7 @@ async function callTool(call: DriverCall, connection: McpConnection, tool: strin
   } catch (error) {
     await progress.drain();
     if (call.running.stopped) return null;
-    return { outcome: failedRequest(error, connection.secrets) };
+    return { outcome: failedRequest(error, connection) };
   }
 }
 
@@ -143,7 +155,7 @@ async function startTask(call: DriverCall, connection: McpConnection, tool: stri
     };
   } catch (error) {
     if (running.stopped) return null;
-    return { outcome: failedRequest(error, connection.secrets) };
+    return { outcome: failedRequest(error, connection) };
   }
   const ref = { sessionId: claimed.sessionId, seq: claimed.seq, connectionId: reporter.connectionId };
   const recorded = await deps.writer.submit(recordResumePoint(ref, { mcpTask: point }));

@@ -10,6 +10,7 @@ import type { Sql } from "@aexhq/brain-db";
 import { startWorker } from "@aexhq/brain-worker";
 import { describe, expect, it } from "vitest";
 import { spawnBrainWithWorker, startBrainWithWorker } from "../../../testkit/brain-with-worker.js";
+import { loopbackEgressConfig } from "../../../testkit/egress.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
 import { TEST_SECRET_KEY } from "../../../testkit/secrets.js";
 import { REPO_ROOT, spawnNode } from "../../../testkit/server-process.js";
@@ -196,6 +197,7 @@ describe("a worker stopping mid-task", () => {
       logLevel: "silent",
       maxModelCalls: 100,
       secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+      ...loopbackEgressConfig(),
     });
     try {
       await until(

@@ -1,11 +1,16 @@
-// The one client for what applications serve, against a real local server: bounded bodies (per
+// The one client for what tenants name (the egress guard's exchange), against a real local server: bounded bodies (per
 // status), redirects followed only inside an Environment's base URL, aborts, unreachable hosts.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Egress } from "../src/egress/guard.js";
+import { parseEgressAllow } from "../src/egress/rules.js";
 import { sendHttpCall } from "../src/environments/http-client.js";
-import { httpExchange } from "../src/environments/http-exchange.js";
 import type { HttpCall } from "../src/environments/http-request.js";
+
+// The server below is on loopback, which the guard opens only where told.
+const egress = new Egress({ allow: parseEgressAllow("127.0.0.1") });
+const httpExchange: Egress["exchange"] = (url, exchange) => egress.exchange(url, exchange);
 
 let server: Server;
 let base: string;
@@ -38,6 +43,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  await egress.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -98,22 +104,25 @@ describe("sendHttpCall", () => {
     const outcome = await sendHttpCall(call("/api/inside", "POST", '{"a":1}'), {
       baseUrl: `${base}/api`,
       signal: signal(),
+      egress,
     });
     expect(outcome).toEqual({ status: "ok", value: { method: "POST", body: '{"a":1}' } });
   });
 
   it("refuses a redirect outside the base URL, so the Environment's headers stay home", async () => {
-    const outcome = await sendHttpCall(call("/api/outside"), { baseUrl: `${base}/api`, signal: signal() });
+    const outcome = await sendHttpCall(call("/api/outside"), { baseUrl: `${base}/api`, signal: signal(), egress });
     expect(outcome).toMatchObject({ status: "error", error: { code: "http_error", details: { status: 302 } } });
     expect(seen.some((r) => r.url === "/x")).toBe(false);
   });
 
   it("answers result_too_large past maxBytes, and http_error with a 2 KB excerpt for an error", async () => {
-    expect(await sendHttpCall(call("/big"), { baseUrl: base, signal: signal(), maxBytes: 1000 })).toMatchObject({
-      status: "error",
-      error: { code: "result_too_large", details: { limit: 1000 } },
-    });
-    const error = await sendHttpCall(call("/error"), { baseUrl: base, signal: signal() });
+    expect(await sendHttpCall(call("/big"), { baseUrl: base, signal: signal(), maxBytes: 1000, egress })).toMatchObject(
+      {
+        status: "error",
+        error: { code: "result_too_large", details: { limit: 1000 } },
+      },
+    );
+    const error = await sendHttpCall(call("/error"), { baseUrl: base, signal: signal(), egress });
     expect(error).toMatchObject({ status: "error", error: { code: "http_error", details: { status: 500 } } });
     expect((error as unknown as { error: { details: { body: string } } }).error.details.body).toHaveLength(2048);
   });
@@ -125,12 +134,12 @@ describe("sendHttpCall", () => {
     await new Promise((resolve) => closed.close(resolve));
     const refused = await sendHttpCall(
       { method: "GET", url: new URL(`http://127.0.0.1:${port}/x`), headers: {}, body: undefined },
-      { baseUrl: `http://127.0.0.1:${port}`, signal: signal() },
+      { baseUrl: `http://127.0.0.1:${port}`, signal: signal(), egress },
     );
     expect(refused).toMatchObject({
       error: { code: "http_error", message: "GET /x could not be completed: ECONNREFUSED" },
     });
-    const timedOut = await sendHttpCall(call("/hang"), { baseUrl: base, signal: AbortSignal.timeout(200) });
+    const timedOut = await sendHttpCall(call("/hang"), { baseUrl: base, signal: AbortSignal.timeout(200), egress });
     expect(timedOut).toMatchObject({ error: { code: "http_error", message: "GET /hang timed out" } });
   });
 });
