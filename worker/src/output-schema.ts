@@ -4,12 +4,14 @@
  * 2020-12, as zod exports it) checked with Ajv. Validators are compiled once per schema text. The
  * input of a tool no SDK runs is checked the same way against its advertised input schema;
  * components (whose results no SDK validates either) get both checks, and their input gets the
- * schema's defaults, as zod's parse would give a host tool.
+ * schema's defaults, as zod's parse would give a host tool. Patterns run on RE2 (linear time): a
+ * tenant's `^(a|a)*$` costs no more than any other pattern, on a loop every tenant shares.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
+import { linearRegExp } from "@aexhq/brain-core/schemas";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 
-const options = { strict: false, allErrors: false, validateFormats: false } as const;
+const options = { strict: false, allErrors: false, validateFormats: false, code: { regExp: linearRegExp } } as const;
 const ajv = new Ajv2020(options);
 /**
  * zod exports an ordinary z.object's output with `additionalProperties: false` because parsing
@@ -65,11 +67,17 @@ export function checkedOutcome(
   return errorOutcome("invalid_output", "The result failed the tool's output schema.", schemaIssues(validate));
 }
 
-/** Null when `input` satisfies the tool's input schema, else the `invalid_input` outcome. */
+/**
+ * Null when `input` satisfies the tool's input schema, else the `invalid_input` outcome. A schema
+ * that cannot be compiled (a pattern RE2 cannot run, which session creation refuses) is
+ * `invalid_input` too: the tool must not run on input nothing checked.
+ */
 export function inputProblem(inputSchema: Record<string, unknown>, input: unknown): Outcome | null {
   const validate = validatorFor(inputSchema);
-  // A schema Ajv cannot compile checks nothing here: the SDK exported it, the model was shown it.
-  if (validate instanceof Error || validate(input)) return null;
+  if (validate instanceof Error) {
+    return errorOutcome("invalid_input", `The tool's input schema could not be compiled: ${validate.message}`);
+  }
+  if (validate(input)) return null;
   return errorOutcome("invalid_input", "The tool input failed the tool's input schema.", schemaIssues(validate));
 }
 

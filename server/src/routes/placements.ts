@@ -1,12 +1,14 @@
 import { isDeepStrictEqual } from "node:util";
 import { BrainError, type EnvironmentSpec, type ToolPlacement } from "@aexhq/brain-contracts";
+import { schemaSizeProblem, unsupportedPatterns } from "@aexhq/brain-core/schemas";
 import { missingComponents, type Sql } from "@aexhq/brain-db";
 
 /**
  * The rules a session's tool placements must satisfy before anything is stored: unique names;
  * one configuration per environment name; `run` tools (no implementation) in host environments,
  * components in Brain environments, descriptors in HTTP environments that the session configures;
- * every component uploaded; every grant in the allow-list.
+ * every component uploaded; every grant in the allow-list; schemas bounded in size and depth, and
+ * made of patterns RE2 can run wherever Brain alone checks a tool's values (checkSchemas).
  */
 export async function checkPlacements(
   sql: Sql,
@@ -37,6 +39,7 @@ export async function checkPlacements(
       );
     }
     envs.set(t.env.name, t.env);
+    checkSchemas(t);
     if (t.env.type !== "http" && specs.has(t.env.name)) {
       throw new BrainError(
         "duplicate_environment",
@@ -102,6 +105,32 @@ export async function checkPlacements(
   if (components.size > 0) {
     const missing = await missingComponents(sql, components);
     if (missing.length > 0) throw new BrainError("component_not_found", `Not uploaded: ${missing.join(", ")}.`);
+  }
+}
+
+/**
+ * A tenant's schemas are compiled and run on loops every tenant shares: each is bounded here, and
+ * where Brain alone checks a tool's values (components, HTTP Environment descriptors, MCP tools,
+ * the answers of v1 HTTP tools) every pattern must be one RE2 runs in linear time. A host tool's
+ * SDK checks its own values with zod, in the application's process: its patterns are its own.
+ */
+function checkSchemas(t: ToolPlacement): void {
+  for (const [which, schema] of [
+    ["input", t.inputSchema],
+    ["output", t.outputSchema],
+  ] as const) {
+    const size = schemaSizeProblem(schema);
+    if (size) throw new BrainError("invalid_request", `${t.name}: its ${which} schema is refused: ${size}.`);
+    const v1Answer =
+      which === "output" && t.env.type === "host" && t.env.url !== undefined && t.env.protocol === "json";
+    const checkedByBrain = t.env.type !== "host" || v1Answer;
+    const [unsupported] = checkedByBrain ? unsupportedPatterns(schema) : [];
+    if (unsupported) {
+      throw new BrainError(
+        "invalid_request",
+        `${t.name}: its ${which} schema has a pattern Brain cannot check in linear time (at ${unsupported.path}): ${unsupported.reason}.`,
+      );
+    }
   }
 }
 
