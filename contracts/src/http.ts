@@ -119,11 +119,16 @@ export const EnvironmentPatchSchema = HttpEnvironmentConfigSchema.partial();
 export const ENVIRONMENT_OPERATIONS = ["list", "get", "create", "update", "setup", "delete", "call"] as const;
 export const EnvironmentOperationSchema = z.enum(ENVIRONMENT_OPERATIONS);
 /**
- * What the session's tools may do through ctx.environments: the operations, limited to the named
- * environments when `environments` is given. Absent means no environment control at all.
+ * What environmentControl may allow: the operations, and `grant`, which create and update need to
+ * set an Environment's grants (the model execution service is authority, not configuration).
+ */
+export const ENVIRONMENT_PERMISSIONS = [...ENVIRONMENT_OPERATIONS, "grant"] as const;
+/**
+ * What the session's tools may do through ctx.environments: the operations (and `grant`), limited
+ * to the named environments when `environments` is given. Absent means no environment control.
  */
 export const EnvironmentControlSchema = z.strictObject({
-  operations: z.array(EnvironmentOperationSchema).max(ENVIRONMENT_OPERATIONS.length),
+  operations: z.array(z.enum(ENVIRONMENT_PERMISSIONS)).max(ENVIRONMENT_PERMISSIONS.length),
   environments: z.array(EnvName).max(256).optional(),
 });
 

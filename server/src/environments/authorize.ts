@@ -7,6 +7,8 @@ import { BrainError, EnvironmentControlSchema, type EnvironmentOperation } from 
 export interface Grant {
   /** The names the session may touch; null means all of them. */
   names: ReadonlySet<string> | null;
+  /** Whether create and update may set an Environment's grants (the `grant` permission). */
+  mayGrant: boolean;
 }
 
 /** Throws environment_denied (or invalid_request for a nameless operation that needs a name). */
@@ -19,7 +21,8 @@ export function authorize(control: unknown, operation: EnvironmentOperation, nam
     throw new BrainError("environment_denied", `This session may not ${operation} environments.`);
   }
   const names = parsed.data.environments ? new Set(parsed.data.environments) : null;
-  if (operation === "list") return { names };
+  const mayGrant = parsed.data.operations.includes("grant");
+  if (operation === "list") return { names, mayGrant };
   if (name === undefined || name === "") {
     throw new BrainError("invalid_request", `${operation} needs the name of an environment.`);
   }
@@ -29,5 +32,5 @@ export function authorize(control: unknown, operation: EnvironmentOperation, nam
       `This session may not ${operation} the environment ${JSON.stringify(name)}.`,
     );
   }
-  return { names };
+  return { names, mayGrant };
 }

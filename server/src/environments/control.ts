@@ -46,9 +46,9 @@ export async function environmentOperation(
       case "get":
         return await getOperation(rt, call, named);
       case "create":
-        return await createOperation(rt, call, named, request.params, context.bindings);
+        return await createOperation(rt, call, named, request.params, context.bindings, grant);
       case "update":
-        return await updateOperation(rt, call, named, request.params);
+        return await updateOperation(rt, call, named, request.params, grant);
       case "delete":
         return await deleteOperation(rt, call, named);
       case "setup":

@@ -75,8 +75,10 @@ export async function createOperation(
   req: Named,
   params: unknown,
   bindings: { name: string; type: string }[],
+  grant: Grant,
 ) {
   const spec = parse(EnvironmentSpecSchema, { type: "http", ...(isObject(params) ? params : {}), name: req.name });
+  if (spec.grants?.model) requireGrantPermission(grant);
   const other = bindings.find((b) => b.name === spec.name && b.type !== "http");
   if (other) {
     throw new BrainError("environment_exists", `The name ${JSON.stringify(spec.name)} is a ${other.type} environment.`);
@@ -100,24 +102,18 @@ export async function createOperation(
   );
 }
 
-export async function updateOperation(rt: ManageDeps, call: HostCall, req: Named, params: unknown) {
+export async function updateOperation(rt: ManageDeps, call: HostCall, req: Named, params: unknown, grant: Grant) {
   const patch = parse(EnvironmentPatchSchema, params ?? {});
+  if (patch.grants?.model === true) requireGrantPermission(grant);
   if (patch.baseUrl !== undefined) await judgeTarget(rt, patch.baseUrl);
   const r = await journal(rt, call, {
     requireOpenCall: true,
     effect: async (tx) => {
       const stored = await lockEnvironment(tx, call.sessionId, req.name);
       if (!stored) return null;
-      const old = stored.row.config;
-      const config: EnvironmentConfig = {
-        ...old,
-        baseUrl: patch.baseUrl ?? old.baseUrl,
-        headerNames: patch.headers ? Object.keys(patch.headers) : old.headerNames,
-      };
-      if (patch.setup !== undefined) config.setup = patch.setup;
-      if (patch.grants !== undefined) config.grants = patch.grants;
-      let headers: Sealed | null | undefined;
-      let changed = !isDeepStrictEqual(config, old);
+      const { config, headers: kept } = patched(stored.row.config, patch);
+      let headers: Sealed | null | undefined = kept;
+      let changed = !isDeepStrictEqual(config, stored.row.config) || kept === null;
       if (patch.headers !== undefined) {
         headers = sealHeaders(rt, call.sessionId, req.name, patch.headers);
         changed ||= !sameHeaders(rt, call.sessionId, stored, patch.headers);
@@ -129,6 +125,35 @@ export async function updateOperation(rt: ManageDeps, call: HostCall, req: Named
     payload: (row) => recordPayload(call, req, row ? OK : failed(notFound(req.name))),
   });
   return settle(r.seq, r.refused, r.result ? null : notFound(req.name), r.result && environmentView(r.result));
+}
+
+/**
+ * The configuration after a patch. An Environment's headers and grants are its authority at its
+ * origin: moved to another origin, it keeps neither unless the patch gives them again (`headers`
+ * null: the sealed headers are dropped; undefined: kept as they are).
+ */
+function patched(old: EnvironmentConfig, patch: z.output<typeof EnvironmentPatchSchema>) {
+  const moved = patch.baseUrl !== undefined && new URL(patch.baseUrl).origin !== new URL(old.baseUrl).origin;
+  const config: EnvironmentConfig = {
+    ...old,
+    baseUrl: patch.baseUrl ?? old.baseUrl,
+    headerNames: patch.headers ? Object.keys(patch.headers) : moved ? [] : old.headerNames,
+  };
+  if (patch.setup !== undefined) config.setup = patch.setup;
+  if (patch.grants !== undefined) config.grants = patch.grants;
+  else if (moved) delete config.grants;
+  const dropHeaders = moved && patch.headers === undefined && old.headerNames.length > 0;
+  return { config, headers: dropHeaders ? null : undefined };
+}
+
+/** Grants change only where the session's environmentControl names the `grant` permission. */
+function requireGrantPermission(grant: Grant): void {
+  if (!grant.mayGrant) {
+    throw new BrainError(
+      "environment_denied",
+      "This session may not change an Environment's grants: environmentControl does not name grant.",
+    );
+  }
 }
 
 export async function deleteOperation(rt: ManageDeps, call: HostCall, req: Named) {
