@@ -1,4 +1,5 @@
-import { McpQuerySchema, TOOL_NAME_PATTERN } from "@aexhq/brain-contracts";
+import type { AddressInfo } from "node:net";
+import { BrainError, McpQuerySchema, TOOL_NAME_PATTERN } from "@aexhq/brain-contracts";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   CallToolRequestSchema,
@@ -17,6 +18,7 @@ import type { z } from "zod";
 import { httpRefusal, rpcErrorBody } from "../mcp/errors.js";
 import { mcpServerFor } from "../mcp/server.js";
 import { ownerOf } from "../plugins/auth.js";
+import { originAllowed, ownOrigins } from "../plugins/origin.js";
 import { parseInput } from "../plugins/validate.js";
 import { SessionParamsSchema } from "./params.js";
 
@@ -88,6 +90,16 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     const refusal = httpRefusal(error);
     if (refusal.body.error.data.code === "internal_error") request.log.error({ err: error }, "mcp request failed");
     void reply.status(refusal.status).send(refusal.body);
+  });
+
+  // The Streamable HTTP transport requires servers to check Origin: a page Brain did not serve
+  // (a DNS rebinding attack, say) is refused before anything else.
+  app.addHook("onRequest", async (request) => {
+    const addresses = request.server.addresses().filter((a): a is AddressInfo => typeof a === "object");
+    const origin = request.headers.origin;
+    if (!originAllowed(origin, ownOrigins(rt.config.publicUrl, addresses))) {
+      throw new BrainError("forbidden", `The Origin ${JSON.stringify(origin)} is not one of this server's own.`);
+    }
   });
 
   app.post("/v1/sessions/:id/mcp", async (request, reply) => {
