@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JsonFieldSchema } from "./json.js";
 import { EnvironmentOperationSchema } from "./http.js";
 import { OutcomeSchema } from "./outcome.js";
 
@@ -23,7 +24,7 @@ export const EmitFrameSchema = z.strictObject({
   sessionId: Uuid,
   sequence: Seq,
   kind: z.string(),
-  data: z.json(),
+  data: JsonFieldSchema,
 });
 /** ctx.emitResult: one more result, the call stays open (unless the outcome is not ok). */
 export const ResultFrameSchema = z.strictObject({
@@ -63,7 +64,7 @@ export const ModelFrameSchema = z.strictObject({
   id: RequestId,
   sessionId: Uuid,
   sequence: Seq,
-  request: z.json(),
+  request: JsonFieldSchema,
 });
 /** ctx.environments: one operation; answered by an ack whose `value` is its result, or a reject. */
 export const EnvironmentFrameSchema = z.strictObject({
@@ -73,7 +74,7 @@ export const EnvironmentFrameSchema = z.strictObject({
   sequence: Seq,
   operation: EnvironmentOperationSchema,
   name: z.string().max(64).optional(),
-  params: z.json().optional(),
+  params: JsonFieldSchema.optional(),
 });
 
 /**
@@ -123,7 +124,7 @@ export const InvokeFrameSchema = z.object({
   sessionId: Uuid,
   sequence: Seq,
   tool: z.string(),
-  input: z.json(),
+  input: JsonFieldSchema,
   /** Absolute deadline in epoch ms; null means unlimited. */
   deadline: z.number().nullable(),
 });
@@ -133,7 +134,7 @@ export const AckFrameSchema = z.object({
   /** Journal sequence of the committed record (the last one, when a frame wrote several). */
   sequence: z.number().int().nullable(),
   /** The answer of a request frame (model, environment), when it has one. */
-  value: z.json().optional(),
+  value: JsonFieldSchema.optional(),
 });
 export const RejectFrameSchema = z.object({
   type: z.literal("reject"),

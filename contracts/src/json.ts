@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * Whether a value is plain JSON: the journal stores exactly what JSON.stringify would write, so
  * values that JSON would silently change (undefined, NaN, Infinity, BigInt, Dates, class instances,
@@ -40,6 +42,31 @@ export function findNonJson(value: unknown, path = "$", seen = new Set<object>()
   }
 }
 
+/**
+ * The deepest nesting a JSON value from outside may have: far past any data, and within what
+ * every recursive reader of the journal (JSON.stringify, Postgres's jsonb) can take.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Whether a value's objects and arrays nest at most `max` levels deep. Iterative: no stack. */
+export function withinJsonDepth(value: unknown, max = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth >= max) return false;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return true;
+}
+
 export function byteLength(text: string): number {
   return Buffer.byteLength(text, "utf8");
 }
+
+/** A JSON value from outside: any JSON, nested at most MAX_JSON_DEPTH levels deep. */
+export const JsonFieldSchema = z
+  .json()
+  .refine((value) => withinJsonDepth(value), `nested at most ${MAX_JSON_DEPTH} levels deep`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JsonFieldSchema } from "./json.js";
 
 /**
  * Outcome envelopes. A tool's result is ordinary output (wrapped as `ok`) or one of these.
@@ -12,10 +13,10 @@ export const ToolErrorSchema = z.strictObject({
   code: z.string().min(1).max(128),
   message: z.string().max(8192),
   retryable: z.boolean().optional(),
-  details: z.json().optional(),
+  details: JsonFieldSchema.optional(),
 });
 
-export const OkOutcomeSchema = z.strictObject({ status: z.literal("ok"), value: z.json() });
+export const OkOutcomeSchema = z.strictObject({ status: z.literal("ok"), value: JsonFieldSchema });
 export const ErrorOutcomeSchema = z.strictObject({ status: z.literal("error"), error: ToolErrorSchema });
 /** Causes Brain records for interrupted calls. */
 export const InterruptionCauseSchema = z.enum([

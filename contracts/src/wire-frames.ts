@@ -17,6 +17,7 @@ import {
   ReturnFrameSchema,
   WelcomeFrameSchema,
 } from "./frames.js";
+import { MAX_JSON_DEPTH } from "./json.js";
 import {
   CancelledOutcomeSchema,
   ErrorOutcomeSchema,
@@ -38,28 +39,39 @@ import {
  */
 
 /**
- * Admits a JSON field of a value `JSON.parse` made: false when a number in it is not finite. Own
- * `__proto__` keys are deleted in place, as the published schemas drop them (their copy assigns
- * each key, and assigning `__proto__` sets a prototype instead of keeping the key). Iterative:
- * depth costs no stack.
+ * Admits a JSON field of a value `JSON.parse` made: false when a number in it is not finite, or
+ * when it nests deeper than MAX_JSON_DEPTH (every recursive reader downstream, JSON.stringify and
+ * Postgres's jsonb among them, must be able to take what is admitted). Own `__proto__` keys are
+ * deleted in place, as the published schemas drop them (their copy assigns each key, and
+ * assigning `__proto__` sets a prototype instead of keeping the key). Iterative: depth costs no
+ * stack.
  */
 export function admitParsedJson(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return typeof value !== "number" || Number.isFinite(value);
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
+  // Two stacks side by side, values and their depths: no pair allocated per value on the hot path.
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  const push = (item: unknown, depth: number) => {
+    if (typeof item !== "object" && typeof item !== "number") return;
+    values.push(item);
+    depths.push(depth);
+  };
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
     if (typeof v === "number") {
       if (!Number.isFinite(v)) return false;
-    } else if (Array.isArray(v)) {
-      for (const item of v) if (typeof item === "object" || typeof item === "number") stack.push(item);
-    } else if (typeof v === "object" && v !== null) {
-      const record = v as Record<string, unknown>;
-      if (Object.hasOwn(record, "__proto__")) Reflect.deleteProperty(record, "__proto__");
-      for (const key in record) {
-        const item = record[key];
-        if (typeof item === "object" || typeof item === "number") stack.push(item);
-      }
+      continue;
     }
+    if (typeof v !== "object" || v === null) continue;
+    if (depth >= MAX_JSON_DEPTH) return false;
+    if (Array.isArray(v)) {
+      for (const item of v) push(item, depth + 1);
+      continue;
+    }
+    const record = v as Record<string, unknown>;
+    if (Object.hasOwn(record, "__proto__")) Reflect.deleteProperty(record, "__proto__");
+    for (const key in record) push(record[key], depth + 1);
   }
   return true;
 }
@@ -67,7 +79,9 @@ export function admitParsedJson(value: unknown): boolean {
 type Json = z.infer<ReturnType<typeof z.json>>;
 
 /** A JSON field of a parsed frame: passed through as it is, once its numbers are known finite. */
-const ParsedJson = z.custom<Json>(admitParsedJson, { message: "Invalid JSON: numbers must be finite" });
+const ParsedJson = z.custom<Json>(admitParsedJson, {
+  message: `Invalid JSON: numbers must be finite, and values nested at most ${MAX_JSON_DEPTH} levels deep`,
+});
 
 const WireOutcomeSchema = z.discriminatedUnion("status", [
   OkOutcomeSchema.extend({ value: ParsedJson }),

@@ -5,6 +5,8 @@
 
 import {
   admitParsedJson,
+  JsonFieldSchema,
+  MAX_JSON_DEPTH,
   HostFrameSchema,
   ServerFrameSchema,
   WireHostFrameSchema,
@@ -122,12 +124,18 @@ describe("the socket readers' frame schemas", () => {
     expect(parsed.type === "invoke" && parsed.input).toBe(frame.input);
   });
 
-  it("check any depth without running out of stack", () => {
-    let value: unknown = 1;
-    for (let i = 0; i < 200_000; i++) value = i % 2 ? [value] : { a: value };
-    expect(admitParsedJson(value)).toBe(true);
-    let bad: unknown = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < 200_000; i++) bad = { a: bad };
-    expect(admitParsedJson(bad)).toBe(false);
+  it("check any depth without running out of stack, and admit at most MAX_JSON_DEPTH levels", () => {
+    const nest = (levels: number, leaf: unknown) => {
+      let value = leaf;
+      for (let i = 0; i < levels; i++) value = i % 2 ? [value] : { a: value };
+      return value;
+    };
+    expect(admitParsedJson(nest(MAX_JSON_DEPTH, 1))).toBe(true);
+    expect(admitParsedJson(nest(MAX_JSON_DEPTH + 1, 1))).toBe(false);
+    expect(admitParsedJson(nest(200_000, 1))).toBe(false);
+    expect(admitParsedJson(nest(10, Number.NEGATIVE_INFINITY))).toBe(false);
+    // The published schemas say the same.
+    expect(JsonFieldSchema.safeParse(nest(MAX_JSON_DEPTH, 1)).success).toBe(true);
+    expect(JsonFieldSchema.safeParse(nest(MAX_JSON_DEPTH + 1, 1)).success).toBe(false);
   });
 });

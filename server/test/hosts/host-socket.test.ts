@@ -117,6 +117,11 @@ describe("host socket", () => {
       [JSON.stringify({ type: "emit", id: 5, sessionId: session.id, sequence: 0, kind: "k", data: 1 }), 5],
       [JSON.stringify({ type: "result", id: 6, sessionId: session.id, sequence: 1, outcome: { status: "maybe" } }), 6],
       [Buffer.from(JSON.stringify({ type: "ping", id: 8 })), null],
+      // Data nested 30,000 deep: refused as a frame, not answered internal_error by a reader downstream.
+      [
+        `{"type":"emit","id":10,"sessionId":"${session.id}","sequence":1,"kind":"k","data":${"[".repeat(30_000)}${"]".repeat(30_000)}}`,
+        10,
+      ],
       // Exactly at the limit: still a frame, just not a valid one.
       [JSON.stringify({ type: "ping", id: 9, pad: "x".repeat(MAX_FRAME_BYTES - 31) }), 9],
     ];
