@@ -122,6 +122,17 @@ export const ERROR_CODES = {
     message: "The Environment could not prepare the tool (loading the component, its grants); not retried.",
   },
   component_trap: { http: 200, scope: "outcome", message: "The component trapped or its run function failed." },
+  memory_exceeded: {
+    http: 200,
+    scope: "outcome",
+    message:
+      "The component ran out of memory: its linear memory reached BRAIN_COMPONENT_MEMORY_MB, or its thread's heap its limit.",
+  },
+  cpu_exceeded: {
+    http: 200,
+    scope: "outcome",
+    message: "The component used more CPU time than BRAIN_COMPONENT_CPU_SECONDS allows; it was stopped.",
+  },
   result_too_large: {
     http: 200,
     scope: "outcome",

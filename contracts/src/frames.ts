@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { JsonFieldSchema } from "./json.js";
 import { EnvironmentOperationSchema } from "./http.js";
+import { JsonFieldSchema } from "./json.js";
 import { OutcomeSchema } from "./outcome.js";
 
 /**

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { componentBytes, type Sql } from "@aexhq/brain-db";
+import { capMemories } from "./sandbox/memory-cap.js";
 import type { TranspileRequest, TranspileResult } from "./transpile-thread.js";
 
 export interface LoadedComponent {
@@ -27,6 +28,9 @@ export interface LoadedComponent {
 
 /** A setup problem with the component itself: reported as `setup_failed`, never retried. */
 export class ComponentLoadError extends Error {}
+
+/** A component that needs more memory to start than the worker's limit: `memory_exceeded`. */
+export class ComponentMemoryError extends ComponentLoadError {}
 
 /** Compiled components kept in memory (each holds its machine code): least recently used go first. */
 const MEMORY_ENTRIES = 8;
@@ -45,6 +49,8 @@ export class ComponentCache {
   constructor(
     private readonly sql: Sql,
     cacheDir: string,
+    /** Every memory a component's modules define is capped at this many 64 KiB pages. */
+    private readonly memoryPages: number,
   ) {
     this.dir = join(cacheDir, `jco-${jcoVersion()}`);
   }
@@ -75,7 +81,13 @@ export class ComponentCache {
     const meta = JSON.parse(await readFile(join(dir, "meta.json"), "utf8")) as TranspileResult;
     const modules: Record<string, WebAssembly.Module> = {};
     for (const file of meta.files.filter((f) => f.endsWith(".wasm"))) {
-      modules[file] = await WebAssembly.compile(await readFile(join(dir, file)));
+      let capped: Uint8Array;
+      try {
+        capped = capMemories(await readFile(join(dir, file)), this.memoryPages);
+      } catch (error) {
+        throw new ComponentMemoryError((error as Error).message);
+      }
+      modules[file] = await WebAssembly.compile(capped);
     }
     return {
       sha256,

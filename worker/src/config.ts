@@ -1,6 +1,7 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
 import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
+import type { ComponentLimits } from "./sandbox/limits.js";
 
 /**
  * Worker configuration, read once from the environment by the entry point (or a launcher that
@@ -15,6 +16,10 @@ export const WorkerConfigSchema = SharedEnvSchema.extend({
   /** Off unless set: a small HTTP server with /healthz and /readyz (0 picks a free port). */
   BRAIN_WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   BRAIN_WORKER_HEALTH_HOST: z.string().min(1).default("127.0.0.1"),
+  /** The linear memory of one component instance, in MiB. */
+  BRAIN_COMPONENT_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(256),
+  /** The CPU time one component call may use, in seconds; 0: no bound. */
+  BRAIN_COMPONENT_CPU_SECONDS: z.coerce.number().min(0).max(86_400).default(300),
 }).extend(EgressEnvSchema.shape);
 
 export interface WorkerConfig {
@@ -43,6 +48,8 @@ export interface WorkerConfig {
   egress: EgressConfig;
   /** BRAIN_MAX_UPSTREAM_BYTES: the most an MCP server or model provider may answer at once. */
   maxUpstreamBytes: number;
+  /** What one component call may take (BRAIN_COMPONENT_MEMORY_MB, BRAIN_COMPONENT_CPU_SECONDS); defaults apply when absent. */
+  componentLimits?: ComponentLimits;
 }
 
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
@@ -60,6 +67,10 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     // A worker always has a database of its own naming: loopback is open only where set.
     egress: egressConfig(c, false),
     maxUpstreamBytes: c.BRAIN_MAX_UPSTREAM_BYTES,
+    componentLimits: {
+      memoryBytes: c.BRAIN_COMPONENT_MEMORY_MB * 1024 * 1024,
+      cpuMs: Math.round(c.BRAIN_COMPONENT_CPU_SECONDS * 1000),
+    },
     ...(c.BRAIN_WORKER_HEALTH_PORT === undefined
       ? {}
       : { health: { host: c.BRAIN_WORKER_HEALTH_HOST, port: c.BRAIN_WORKER_HEALTH_PORT } }),

@@ -68,6 +68,11 @@ export function trapOutcome(message: string, details: Record<string, unknown> & 
   return errorOutcome("component_trap", text.slice(0, 8192) || "the component trapped", withTrap);
 }
 
+/** A component out of memory: its linear memory at its cap, or its thread's heap at its limit. */
+export function memoryExceeded(message: string): Outcome {
+  return errorOutcome("memory_exceeded", `The component ran out of memory: ${message}`.slice(0, 8192));
+}
+
 /** The line a componentize-js component printed just before `Stack:`, or null. */
 function thrownMessage(stderr: string[]): string | null {
   const at = stderr.lastIndexOf("Stack:");

@@ -5,7 +5,8 @@
 import { type Outcome, ToolPlacementSchema } from "@aexhq/brain-contracts";
 import type { ClaimedWorkerCall, Sql } from "@aexhq/brain-db";
 import { setupFailed } from "./call-reporter.js";
-import type { ComponentCache, LoadedComponent } from "./component-cache.js";
+import { type ComponentCache, ComponentMemoryError, type LoadedComponent } from "./component-cache.js";
+import { memoryExceeded } from "./outcomes.js";
 import { unsupportedImports } from "./sandbox/imports.js";
 import { materialiseWorkspace, type Workspace } from "./workspace.js";
 
@@ -44,6 +45,7 @@ export async function prepareCall(sql: Sql, cache: ComponentCache, call: Claimed
   try {
     component = await cache.load(sha256);
   } catch (error) {
+    if (error instanceof ComponentMemoryError) return { ok: false, outcome: memoryExceeded(error.message) };
     return failed(`component ${sha256} could not be loaded: ${(error as Error).message}`);
   }
   const missing = unsupportedImports(component.imports);

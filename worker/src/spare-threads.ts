@@ -7,6 +7,7 @@
  */
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import type { LoadedComponent } from "./component-cache.js";
+import { THREAD_HEAP_LIMITS } from "./sandbox/limits.js";
 import type { ThreadInit } from "./sandbox/protocol.js";
 
 export interface SpareThread {
@@ -30,6 +31,10 @@ export function spawnThread(component: LoadedComponent): SpareThread {
   const thread = new Worker(new URL("./sandbox/thread.js", import.meta.url), {
     workerData: init,
     transferList: [port2],
+    // Nothing of the worker's environment (DATABASE_URL, BRAIN_SECRET_KEY) reaches the thread.
+    env: {},
+    // Its JavaScript heap is bounded; its linear memory is capped in its modules (memory-cap.ts).
+    resourceLimits: THREAD_HEAP_LIMITS,
     // The component's JS glue prints to console on some failures: keep it out of our stdout.
     stdout: true,
     stderr: true,

@@ -8,11 +8,20 @@ import { receiveMessageOnPort } from "node:worker_threads";
 import type { CallReporter } from "./call-reporter.js";
 import type { Logger } from "./log.js";
 import { ANSWERED } from "./sandbox/bridge.js";
+import { CpuMeter } from "./sandbox/cpu-meter.js";
 import type { HostCall, HostReply, Invoke, RunEnd, ThreadMessage } from "./sandbox/protocol.js";
 import type { SpareThread } from "./spare-threads.js";
 
-/** How the thread ended: its own report, or stopped by the worker, or lost without a report. */
-export type ThreadEnd = RunEnd | { how: "terminated" } | { how: "crashed"; message: string };
+/**
+ * How the thread ended: its own report, or stopped by the worker (from outside, or past its CPU
+ * bound), or out of memory, or lost without a report.
+ */
+export type ThreadEnd =
+  | RunEnd
+  | { how: "terminated" }
+  | { how: "cpu_exceeded"; usedMs: number; limitMs: number }
+  | { how: "memory_exceeded"; message: string }
+  | { how: "crashed"; message: string };
 
 /** Lines of stderr kept for a trap's details: a JS component's exception is printed there. */
 const STDERR_TAIL = 20;
@@ -32,15 +41,25 @@ export function startThread(
   reporter: CallReporter,
   /** Bound to the call (session, seq): telemetry and output are logged with it. */
   log: Logger,
+  /** CPU time the call may use, in ms; 0: no bound. */
+  cpuMs: number,
 ): RunningThread {
   const { thread, port: port1, control: word } = spare;
   const stderrTail: string[] = [];
   let report: RunEnd | null = null;
   let terminated = false;
+  let overCpu: number | null = null;
   let chain: Promise<void> = Promise.resolve();
+  const meter = new CpuMeter(cpuMs, (usedMs) => {
+    overCpu = usedMs;
+    void thread.terminate();
+  });
 
   const serve = async (call: HostCall): Promise<void> => {
+    // Waiting on the journal (or a model) is not the component's CPU.
+    meter.waiting(true);
     const reply = await handle(reporter, call);
+    meter.waiting(false);
     port1.postMessage(reply);
     Atomics.store(word, 0, ANSWERED);
     Atomics.notify(word, 0);
@@ -48,6 +67,9 @@ export function startThread(
 
   const dispatch = (message: ThreadMessage): void => {
     switch (message.type) {
+      case "started":
+        meter.start(message.tid);
+        break;
       case "call":
         chain = chain.then(() => serve(message.call));
         break;
@@ -70,8 +92,10 @@ export function startThread(
   thread.postMessage(invoke);
 
   let crash: string | null = null;
+  let outOfMemory = false;
   thread.on("error", (error) => {
     crash = error.message;
+    outOfMemory ||= (error as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY";
   });
   const ended = new Promise<ThreadEnd>((resolve) => {
     const onExit = () => {
@@ -80,11 +104,14 @@ export function startThread(
         dispatch(left.message as ThreadMessage);
       }
       port1.close();
+      meter.stop();
       // Host calls already in flight finish their writes before the end is reported: the
       // caller's follow-up writes must come after them.
       void chain.then(() => {
         if (terminated) resolve({ how: "terminated" });
+        else if (overCpu !== null) resolve({ how: "cpu_exceeded", usedMs: overCpu, limitMs: cpuMs });
         else if (report) resolve(report);
+        else if (outOfMemory) resolve({ how: "memory_exceeded", message: crash ?? "out of memory" });
         else resolve({ how: "crashed", message: crash ?? "the component's thread exited without a report" });
       });
     };

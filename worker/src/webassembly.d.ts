@@ -4,5 +4,12 @@ declare namespace WebAssembly {
   class Module {
     private readonly brand: "WebAssembly.Module";
   }
+  class Memory {
+    readonly buffer: ArrayBuffer;
+  }
+  class Instance {
+    readonly exports: Record<string, unknown>;
+  }
   function compile(bytes: Uint8Array): Promise<Module>;
+  function instantiate(module: Module, imports?: object): Promise<Instance>;
 }

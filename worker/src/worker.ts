@@ -34,6 +34,7 @@ import { createLogger, type Logger } from "./log.js";
 import { WorkerMetrics } from "./metrics.js";
 import { beat, type Identity, register } from "./registration.js";
 import { RunningCalls } from "./running-calls.js";
+import { DEFAULT_COMPONENT_LIMITS, memoryPages } from "./sandbox/limits.js";
 import { SparePool } from "./spare-threads.js";
 
 export interface StartWorkerOptions extends WorkerConfig {
@@ -95,7 +96,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     ...(metrics ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
-  const cache = new ComponentCache(sql, options.cacheDir);
+  const limits = options.componentLimits ?? DEFAULT_COMPONENT_LIMITS;
+  const cache = new ComponentCache(sql, options.cacheDir, memoryPages(limits));
   const spares = new SparePool();
   const secrets = new SecretBox(options.secretKey);
   const egress = new Egress({ allow: options.egress.allow, proxy: options.egress.proxy });
@@ -190,6 +192,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     repairs,
     egress,
     maxUpstreamBytes: options.maxUpstreamBytes,
+    limits,
     ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
   };
   // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands

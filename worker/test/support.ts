@@ -17,7 +17,7 @@ import {
   type Sql,
   startBoss,
 } from "@aexhq/brain-db";
-import { type Logger, type RunningWorker, startWorker } from "@aexhq/brain-worker";
+import { type ComponentLimits, type Logger, type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import type { PgBoss } from "pg-boss";
 import { pino } from "pino";
 import { beforeAll } from "vitest";
@@ -294,6 +294,8 @@ export interface WorkerOverrides {
   commits?: CommitFeed;
   /** How often it looks for ended calls untold (a long one: only what it hears stops a call). */
   backstopMs?: number;
+  /** What one component call may take (the defaults otherwise). */
+  componentLimits?: ComponentLimits;
 }
 
 /** A worker in this process (the shared cache unless another is given). */
@@ -312,6 +314,7 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     ...(overrides.afterEndGraceMs === undefined ? {} : { afterEndGraceMs: overrides.afterEndGraceMs }),
     ...(overrides.commits ? { commits: overrides.commits } : {}),
     ...(overrides.backstopMs === undefined ? {} : { backstopMs: overrides.backstopMs }),
+    ...(overrides.componentLimits ? { componentLimits: overrides.componentLimits } : {}),
   });
 }
 

@@ -5,9 +5,9 @@
 
 import {
   admitParsedJson,
+  HostFrameSchema,
   JsonFieldSchema,
   MAX_JSON_DEPTH,
-  HostFrameSchema,
   ServerFrameSchema,
   WireHostFrameSchema,
   WireServerFrameSchema,

@@ -34,7 +34,12 @@ async function initialize(origin: string | undefined): Promise<{ status: number;
 describe("the MCP endpoint's Origin check", () => {
   it("answers requests without an Origin, or from Brain's own origins", async () => {
     const port = new URL(brain.url).port;
-    for (const origin of [undefined, `http://127.0.0.1:${port}`, `http://localhost:${port}`, "https://brain.example.com"]) {
+    for (const origin of [
+      undefined,
+      `http://127.0.0.1:${port}`,
+      `http://localhost:${port}`,
+      "https://brain.example.com",
+    ]) {
       expect([origin, (await initialize(origin)).status]).toEqual([origin, 200]);
     }
   });

@@ -1,7 +1,9 @@
 /** Runs a WebAssembly component tool in a terminable thread (a Brain Environment). */
+import { errorOutcome } from "@aexhq/brain-contracts";
 import { setupFailed as setupFailedOutcome } from "../call-reporter.js";
-import { trapOutcome } from "../outcomes.js";
+import { memoryExceeded, trapOutcome } from "../outcomes.js";
 import { checkedInput } from "../output-schema.js";
+import { atMemoryCap } from "../sandbox/limits.js";
 import { prepareCall } from "../setup.js";
 import { startThread, type ThreadEnd } from "../thread-runner.js";
 import type { DriverCall } from "./driver.js";
@@ -27,13 +29,13 @@ export async function runComponent({ deps, claimed, placement, reporter, running
     if (running.stopped) return;
     log.debug({ sha256: component.sha256, transpiled: component.transpiled, setupMs: Date.now() - started }, "running");
     const invoke = { invocation, workspaceDir: workspace?.dir ?? null };
-    const thread = startThread(deps.spares.take(component), invoke, reporter, log);
+    const thread = startThread(deps.spares.take(component), invoke, reporter, log, deps.limits.cpuMs);
     running.attach(thread);
     // The next call of this component finds a thread ready (it starts on another core while
     // this one runs).
     deps.spares.replenish(component);
     const end = await thread.ended;
-    await settle(reporter, running, end, thread.stderrTail, log);
+    await settle(reporter, running, end, thread.stderrTail, log, deps.limits.memoryBytes);
   } finally {
     await workspace?.remove();
   }
@@ -46,17 +48,40 @@ async function settle(
   end: ThreadEnd,
   stderrTail: string[],
   log: DriverCall["log"],
+  memoryBytes: number,
 ): Promise<void> {
   switch (end.how) {
     case "returned":
       await reporter.completeAfterRun();
       return;
     case "trap":
+      if (atMemoryCap(end.memoryBytes, memoryBytes)) {
+        log.info({ trap: end.message, memoryBytes: end.memoryBytes }, "component ran out of memory");
+        await reporter.failWith(memoryExceeded(`its linear memory reached ${memoryBytes} bytes (${end.message})`));
+        return;
+      }
       log.info({ trap: end.message }, "component trapped");
       await reporter.failWith(trapOutcome(end.message, { name: end.name, stderr: stderrTail }));
       return;
     case "setup_failed":
       await reporter.failWith(setupFailedOutcome(end.message));
+      return;
+    case "cpu_exceeded":
+      log.info({ usedMs: end.usedMs }, "component stopped at its CPU bound");
+      await reporter.failWith(
+        errorOutcome(
+          "cpu_exceeded",
+          `The component used ${end.usedMs} ms of CPU, past its bound of ${end.limitMs} ms.`,
+          {
+            usedMs: end.usedMs,
+            limitMs: end.limitMs,
+          },
+        ),
+      );
+      return;
+    case "memory_exceeded":
+      log.info({ reason: end.message }, "component ran out of memory");
+      await reporter.failWith(memoryExceeded(end.message));
       return;
     case "crashed":
       log.warn({ reason: end.message }, "component thread crashed");

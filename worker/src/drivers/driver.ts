@@ -6,6 +6,7 @@ import type { CallReporter } from "../call-reporter.js";
 import type { ComponentCache } from "../component-cache.js";
 import type { Logger } from "../log.js";
 import type { RunningCall, RunningCalls } from "../running-calls.js";
+import type { ComponentLimits } from "../sandbox/limits.js";
 import type { SparePool } from "../spare-threads.js";
 
 /** What a worker job runs with (see invocation.ts); drivers get it with their call. */
@@ -33,6 +34,8 @@ export interface InvocationDeps {
   emitted?: (report: string, bytes: number) => void;
   /** How long a component still running after its call ended gets to return before it is stopped. */
   afterEndGraceMs: number;
+  /** What one component call may take: its memory (capped in the cache's modules) and CPU time. */
+  limits: ComponentLimits;
   /** Every request to a tenant-chosen address goes through it (HTTP tools and Environments, MCP). */
   egress: Pick<Egress, "exchange" | "fetch">;
   /** The cap on an MCP server's answer (BRAIN_MAX_UPSTREAM_BYTES). */

@@ -45,10 +45,13 @@ export type HostReply = { ok: true; seq: number | null; value?: string } | { ok:
 /** How `run` ended, as the thread saw it. */
 export type RunEnd =
   | { how: "returned" }
-  | { how: "trap"; message: string; name: string; stack: string | null }
+  /** `memoryBytes`: the largest linear memory it had then (at its cap: it ran out of memory). */
+  | { how: "trap"; message: string; name: string; stack: string | null; memoryBytes: number }
   | { how: "setup_failed"; message: string };
 
 export type ThreadMessage =
+  /** The thread's first message: its OS thread id where it can tell (the CPU bound reads it). */
+  | { type: "started"; tid: number | null }
   | { type: "call"; call: HostCall }
   | { type: "telemetry"; level: string; message: string }
   | { type: "output"; stream: "stdout" | "stderr"; text: string }

@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { Bridge } from "./bridge.js";
+import { ownThreadId } from "./cpu.js";
 import { sandboxImports } from "./imports.js";
 import type { Invoke, RunEnd, ThreadInit } from "./protocol.js";
 import { ComponentExit, lineSink } from "./wasi-cli.js";
@@ -15,7 +16,22 @@ interface ComponentInstance {
 }
 /** The shape of jco's output with `instantiation: "async"`. */
 interface TranspiledComponent {
-  instantiate(getCoreModule: (name: string) => WebAssembly.Module, imports: object): Promise<ComponentInstance>;
+  instantiate(
+    getCoreModule: (name: string) => WebAssembly.Module,
+    imports: object,
+    instantiateCore: (module: WebAssembly.Module, imports?: object) => Promise<WebAssembly.Instance>,
+  ): Promise<ComponentInstance>;
+}
+
+/** The linear memories the component's core modules export, to tell an out-of-memory trap. */
+const memories: WebAssembly.Memory[] = [];
+
+async function instantiateCore(module: WebAssembly.Module, imports?: object): Promise<WebAssembly.Instance> {
+  const instance = await WebAssembly.instantiate(module, imports);
+  for (const value of Object.values(instance.exports)) {
+    if (value instanceof WebAssembly.Memory) memories.push(value);
+  }
+  return instance;
 }
 
 function describe(error: unknown): { message: string; name: string; stack: string | null } {
@@ -25,6 +41,7 @@ function describe(error: unknown): { message: string; name: string; stack: strin
 
 const init = workerData as ThreadInit;
 const bridge = new Bridge(init.port, init.control);
+bridge.send({ type: "started", tid: ownThreadId() });
 const stdout = lineSink((text) => bridge.send({ type: "output", stream: "stdout", text }));
 const stderr = lineSink((text) => bridge.send({ type: "output", stream: "stderr", text }));
 let workspaceDir: string | null = null;
@@ -32,11 +49,15 @@ let workspaceDir: string | null = null;
 async function instantiate(): Promise<ComponentInstance> {
   const { instantiate } = (await import(init.componentUrl)) as TranspiledComponent;
   const imports = sandboxImports(bridge, () => workspaceDir, stdout, stderr);
-  return instantiate((name) => {
-    const module = init.modules[name];
-    if (!module) throw new Error(`the transpiled component asks for an unknown core module ${name}`);
-    return module;
-  }, imports);
+  return instantiate(
+    (name) => {
+      const module = init.modules[name];
+      if (!module) throw new Error(`the transpiled component asks for an unknown core module ${name}`);
+      return module;
+    },
+    imports,
+    instantiateCore,
+  );
 }
 
 async function run(instance: Promise<ComponentInstance>, invoke: Invoke): Promise<RunEnd> {
@@ -52,7 +73,8 @@ async function run(instance: Promise<ComponentInstance>, invoke: Invoke): Promis
     return { how: "returned" };
   } catch (error) {
     if (error instanceof ComponentExit && error.ok) return { how: "returned" };
-    return { how: "trap", ...describe(error) };
+    const largest = Math.max(0, ...memories.map((m) => m.buffer.byteLength));
+    return { how: "trap", ...describe(error), memoryBytes: largest };
   } finally {
     stdout.flush();
     stderr.flush();
