@@ -75,6 +75,11 @@ export const ERROR_CODES = {
     message: "The call's Environment was not granted model calls (an HTTP Environment's grants.model).",
   },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
+  busy: {
+    http: 429,
+    scope: "api",
+    message: "The server holds as much of this work as it takes at once (component uploads); retry shortly.",
+  },
   database_unavailable: {
     http: 503,
     scope: "api",

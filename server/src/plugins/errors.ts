@@ -1,13 +1,12 @@
 import { BrainError, ERROR_CODES, type ErrorCode, issueDetail } from "@aexhq/brain-contracts";
-import { isConnectionError, isDataException } from "@aexhq/brain-db";
-import type { FastifyError, FastifyInstance } from "fastify";
+import { type DatabaseAvailability, isConnectionError, isDataException } from "@aexhq/brain-db";
+import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
 
 /** Maps every failure to `{ error: { code, message, details? } }` with a documented code. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | BrainError | ZodError, request, reply) => {
-    // A connection failure seen by a request is news of an outage: requests after it fail fast.
-    if (app.hasDecorator("brain")) app.brain.availability.observe(error);
+    if (app.hasDecorator("brain")) observeRequestError(app.brain.availability, request, error);
     const brain = toBrainError(error);
     if (brain.code === "internal_error") request.log.error({ err: error }, "unhandled error");
     void reply.status(brain.httpStatus).send({ error: brain.toJSON() });
@@ -15,6 +14,20 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send({ error: new BrainError("not_found").toJSON() });
   });
+}
+
+/**
+ * A connection failure seen by a request is news of an outage: requests after it fail fast. A
+ * socket error of a client that went away (an upload it aborted, say) is the client's own: taken
+ * for the database's, any tenant could make every request fail database_unavailable.
+ */
+export function observeRequestError(
+  availability: Pick<DatabaseAvailability, "observe">,
+  request: FastifyRequest,
+  error: unknown,
+): void {
+  const clientGone = request.raw.destroyed || request.raw.socket?.destroyed === true;
+  if (!clientGone) availability.observe(error);
 }
 
 export function toBrainError(error: unknown): BrainError {

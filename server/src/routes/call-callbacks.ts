@@ -7,7 +7,7 @@ import type { Config } from "../config.js";
 import { applyReport, refuseOversizeResult, toAction } from "../hosts/call-reports.js";
 import { resultBytesLimit } from "../hosts/frame-parts.js";
 import { bearer } from "../plugins/auth.js";
-import { toBrainError } from "../plugins/errors.js";
+import { observeRequestError, toBrainError } from "../plugins/errors.js";
 import { parseInput } from "../plugins/validate.js";
 import type { Services } from "../services.js";
 
@@ -78,7 +78,7 @@ async function answerRefusal(
       answer = refused;
     }
   }
-  rt.availability.observe(answer);
+  observeRequestError(rt.availability, request, answer);
   const brain = toBrainError(answer);
   if (brain.code === "internal_error") request.log.error({ err: answer }, "unhandled error");
   await reply.status(brain.httpStatus).send({ error: brain.toJSON() });

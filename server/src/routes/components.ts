@@ -2,7 +2,7 @@ import { BrainError } from "@aexhq/brain-contracts";
 import { componentExists, storeComponent } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { admitComponent } from "../components/admission.js";
+import { Admissions } from "../components/admission.js";
 import { parseInput } from "../plugins/validate.js";
 
 /** Components are small, but larger than any JSON body. */
@@ -15,6 +15,7 @@ const ParamsSchema = z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/)
  */
 export async function componentRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.brain;
+  const admissions = new Admissions();
   app.addContentTypeParser(
     "application/wasm",
     { parseAs: "buffer", bodyLimit: MAX_COMPONENT_BYTES },
@@ -26,12 +27,23 @@ export async function componentRoutes(app: FastifyInstance): Promise<void> {
     return reply.status((await componentExists(rt.sql, sha256)) ? 200 : 404).send();
   });
 
-  app.put("/v1/components/:sha256", { bodyLimit: MAX_COMPONENT_BYTES }, async (request, reply) => {
-    const { sha256 } = parseInput(ParamsSchema, request.params);
-    if (!Buffer.isBuffer(request.body))
-      throw new BrainError("unsupported_media_type", "Upload the component as application/wasm.");
-    const admitted = await admitComponent(request.body, sha256);
-    await storeComponent(rt.sql, { sha256, bytes: request.body, size: admitted.size, wit: admitted.wit });
-    return reply.status(201).send(admitted);
-  });
+  app.put(
+    "/v1/components/:sha256",
+    {
+      bodyLimit: MAX_COMPONENT_BYTES,
+      // Before the body is read: a server holds a bounded number of uploads at once, each until
+      // it is answered or its client goes away.
+      onRequest: async (_request, reply) => {
+        reply.raw.once("close", admissions.enter());
+      },
+    },
+    async (request, reply) => {
+      const { sha256 } = parseInput(ParamsSchema, request.params);
+      if (!Buffer.isBuffer(request.body))
+        throw new BrainError("unsupported_media_type", "Upload the component as application/wasm.");
+      const admitted = await admissions.admit(request.body, sha256);
+      await storeComponent(rt.sql, { sha256, bytes: request.body, size: admitted.size, wit: admitted.wit });
+      return reply.status(201).send(admitted);
+    },
+  );
 }

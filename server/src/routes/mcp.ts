@@ -18,6 +18,7 @@ import type { z } from "zod";
 import { httpRefusal, rpcErrorBody } from "../mcp/errors.js";
 import { mcpServerFor } from "../mcp/server.js";
 import { ownerOf } from "../plugins/auth.js";
+import { observeRequestError } from "../plugins/errors.js";
 import { originAllowed, ownOrigins } from "../plugins/origin.js";
 import { parseInput } from "../plugins/validate.js";
 import { SessionParamsSchema } from "./params.js";
@@ -86,7 +87,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.brain;
   // Every refusal on these routes, authentication and access included, is a JSON-RPC error body.
   app.setErrorHandler((error, request, reply) => {
-    rt.availability.observe(error);
+    observeRequestError(rt.availability, request, error);
     const refusal = httpRefusal(error);
     if (refusal.body.error.data.code === "internal_error") request.log.error({ err: error }, "mcp request failed");
     void reply.status(refusal.status).send(refusal.body);

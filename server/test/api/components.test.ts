@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Brain, brainEnv, component, ERROR_CODES, tool } from "@aexhq/brain";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { testComponent } from "../../../testkit/components.js";
@@ -194,5 +194,43 @@ describe("placements", () => {
         implementation: component("file:///x.wasm"),
       }),
     ).toThrow(/exactly one of run and implementation/);
+  });
+
+  it("holds a bounded number of uploads at once: past it, busy (429) before the body is read", async () => {
+    // Six uploads that never finish sending their bodies hold every place.
+    const held = Array.from({ length: 6 }, () => {
+      const abort = new AbortController();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(valid.subarray(0, 1024));
+        },
+      });
+      const sent = fetch(`${brain.url}/v1/components/${sha(valid)}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${brain.token}`, "content-type": "application/wasm" },
+        body,
+        duplex: "half",
+        signal: abort.signal,
+      } as RequestInit).catch(() => null);
+      return { abort, sent };
+    });
+    await vi.waitFor(async () => {
+      const r = await put(valid);
+      expect([r.status, r.body.error?.code]).toEqual([429, "busy"]);
+    });
+    for (const h of held) h.abort.abort();
+    await Promise.all(held.map((h) => h.sent));
+    // Their places are given back as their clients go; a client going away is not news of the
+    // database (it was taken for one: every request then failed database_unavailable).
+    const answers: (string | undefined)[] = [];
+    await vi.waitFor(
+      async () => {
+        const r = await put(valid);
+        answers.push(r.body.error?.code ?? String(r.status));
+        expect(r.status).toBe(201);
+      },
+      { timeout: 10_000 },
+    );
+    expect(answers.filter((a) => a !== "busy" && a !== "201")).toEqual([]);
   });
 });
