@@ -75,6 +75,12 @@ export const ERROR_CODES = {
     message: "The call's Environment was not granted model calls (an HTTP Environment's grants.model).",
   },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
+  quota_exceeded: {
+    http: 429,
+    scope: "api",
+    message:
+      "The application token is at one of its quotas (active sessions, hosts, open calls, component bytes); nothing was created. Also a call's error outcome.",
+  },
   busy: {
     http: 429,
     scope: "api",

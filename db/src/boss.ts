@@ -78,9 +78,21 @@ export async function enqueueDeadlineJob(boss: PgBoss, tx: TransactionSql, bucke
   );
 }
 
-/** Enqueues a component call's job inside `tx`, so it commits with the call's tool_call_started. */
-export async function enqueueWorkerJob(boss: PgBoss, tx: TransactionSql, job: CallKey): Promise<void> {
-  await boss.send(WORKER_QUEUE, { ...job }, { db: transactionDb(tx) });
+/** The pg-boss group of the operator's sessions (a token's group is its id). */
+export const OPERATOR_GROUP = "operator";
+
+/**
+ * Enqueues a worker call's job inside `tx`, so it commits with the call's tool_call_started. Its
+ * group is the session's owner (its application token, or the operator): a worker runs at most
+ * its per-owner share of one group's jobs at once, so one tenant's flood leaves slots to others.
+ */
+export async function enqueueWorkerJob(
+  boss: PgBoss,
+  tx: TransactionSql,
+  job: CallKey,
+  owner: string | null,
+): Promise<void> {
+  await boss.send(WORKER_QUEUE, { ...job }, { db: transactionDb(tx), group: { id: owner ?? OPERATOR_GROUP } });
 }
 
 /** A pending component call older than this, with no claim, is presumed to have lost its job. */
@@ -95,7 +107,7 @@ export const LOST_JOB_SECONDS = 30;
  */
 export async function requeueLostWorkerJobs(sql: Sql, boss: PgBoss): Promise<number> {
   return sql.begin(async (tx) => {
-    const rows = await tx<{ session_id: string; seq: number }[]>`
+    const rows = await tx<{ session_id: string; seq: number; token_id: string | null }[]>`
       UPDATE calls SET requeued_at = now()
       WHERE (session_id, seq) IN (
         SELECT session_id, seq FROM calls
@@ -104,8 +116,8 @@ export async function requeueLostWorkerJobs(sql: Sql, boss: PgBoss): Promise<num
           AND (requeued_at IS NULL OR requeued_at < now() - make_interval(secs => ${LOST_JOB_SECONDS}))
         LIMIT 100
         FOR UPDATE SKIP LOCKED)
-      RETURNING session_id, seq`;
-    for (const r of rows) await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: r.seq });
+      RETURNING session_id, seq, (SELECT s.token_id FROM sessions s WHERE s.id = calls.session_id) AS token_id`;
+    for (const r of rows) await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: r.seq }, r.token_id);
     return rows.length;
   });
 }

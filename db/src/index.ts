@@ -49,6 +49,7 @@ export {
   activeAppTokenId,
   insertAppToken,
   listAppTokens,
+  readAppToken,
   revokeAppToken,
   sessionTokenId,
 } from "./ops/app-tokens.js";
@@ -151,6 +152,17 @@ export {
   SERVER_STALE_SECONDS,
   sessionOwner,
 } from "./ops/ownership.js";
+export {
+  chargeComponent,
+  chargedForComponent,
+  checkQuota,
+  type QuotaName,
+  quotaExceeded,
+  readTokenQuotas,
+  setTokenQuotas,
+  type TokenQuotas,
+  tokenUsage,
+} from "./ops/quotas.js";
 export { type RecordPage, readRecordPage } from "./ops/record-page.js";
 export {
   callExists,

@@ -22,6 +22,7 @@ export type {
   Outcome,
   OutcomeStatus,
   ScriptStep,
+  TokenQuotas,
   ToolError,
   ToolPlacement,
 } from "./contracts.js";

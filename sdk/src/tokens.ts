@@ -4,6 +4,7 @@ import {
   AppTokenSchema,
   type CreatedToken,
   CreatedTokenSchema,
+  type TokenQuotas,
 } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 
@@ -18,9 +19,21 @@ export class Tokens {
     this.#http = http;
   }
 
-  /** A new token: `token` is shown only here (Brain keeps its SHA-256). */
-  create(name: string): Promise<CreatedToken> {
-    return this.#http.request("POST", "/v1/tokens", { body: { name }, schema: CreatedTokenSchema });
+  /**
+   * A new token: `token` is shown only here (Brain keeps its SHA-256). `quotas`: the most active
+   * sessions, hosts, open calls and component bytes it may have (absent: the server's defaults).
+   */
+  create(name: string, options: { quotas?: TokenQuotas } = {}): Promise<CreatedToken> {
+    const body = options.quotas ? { name, quotas: options.quotas } : { name };
+    return this.#http.request("POST", "/v1/tokens", { body, schema: CreatedTokenSchema });
+  }
+
+  /** Changes a token's quotas (null: back to the server's default; absent: unchanged). */
+  setQuotas(id: string, quotas: TokenQuotas): Promise<AppToken> {
+    return this.#http.request("PATCH", `/v1/tokens/${encodeURIComponent(id)}`, {
+      body: { quotas },
+      schema: AppTokenSchema,
+    });
   }
 
   /** Every token, revoked ones included, newest first; never the tokens themselves. */

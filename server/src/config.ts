@@ -1,6 +1,7 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
 import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
+import type { QuotaDefaults } from "./quotas.js";
 import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./traces/otlp-config.js";
 
 /**
@@ -37,6 +38,11 @@ export const ConfigSchema = SharedEnvSchema.extend({
   /** Ended sessions (and stopped servers, closed connections, unused components) older than this many days are deleted; 0 keeps everything. */
   BRAIN_RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   /** Grants Environments may ask for, comma-separated (`workspace:read`, `workspace:write`). */
+  /** Default quotas of application tokens without their own (unset: none). */
+  BRAIN_QUOTA_SESSIONS: z.coerce.number().int().min(0).optional(),
+  BRAIN_QUOTA_HOSTS: z.coerce.number().int().min(0).optional(),
+  BRAIN_QUOTA_OPEN_CALLS: z.coerce.number().int().min(0).optional(),
+  BRAIN_QUOTA_COMPONENT_MB: z.coerce.number().min(0).optional(),
   BRAIN_ALLOWED_GRANTS: z
     .string()
     .regex(/^(workspace:(read|write))?(,workspace:(read|write))*$/, "a comma list of workspace:read / workspace:write")
@@ -78,6 +84,8 @@ export interface Config {
   egress: EgressConfig;
   /** BRAIN_MAX_UPSTREAM_BYTES: the most a model provider or MCP server may answer at once. */
   maxUpstreamBytes: number;
+  /** BRAIN_QUOTA_*: the quotas of application tokens that have none of their own; null: none. */
+  quotas: QuotaDefaults;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -106,5 +114,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     // No DATABASE_URL: the embedded development default, where loopback is open unless set.
     egress: egressConfig(c, c.DATABASE_URL === undefined),
     maxUpstreamBytes: c.BRAIN_MAX_UPSTREAM_BYTES,
+    quotas: {
+      sessions: c.BRAIN_QUOTA_SESSIONS ?? null,
+      hosts: c.BRAIN_QUOTA_HOSTS ?? null,
+      openCalls: c.BRAIN_QUOTA_OPEN_CALLS ?? null,
+      componentBytes:
+        c.BRAIN_QUOTA_COMPONENT_MB === undefined ? null : Math.round(c.BRAIN_QUOTA_COMPONENT_MB * 1024 * 1024),
+    },
   };
 }

@@ -33,6 +33,7 @@ import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
 import { PrometheusMetrics } from "./metrics/prometheus.js";
 import { type Metrics, noMetrics } from "./metrics/sink.js";
+import { Quotas } from "./quotas.js";
 import { sweep } from "./recovery.js";
 import { startRetention } from "./retention.js";
 import type { Services } from "./services.js";
@@ -142,6 +143,7 @@ export async function startRuntime(
   const secrets = new SecretBox(config.secretKey);
   const egress = new Egress({ allow: config.egress.allow, proxy: config.egress.proxy });
   const modelTransport = { fetch: egress.fetch, maxAnswerBytes: config.maxUpstreamBytes };
+  const quotas = new Quotas(sql, config.quotas);
   await deadlineJobs.startWorker((err) => {
     availability.observe(err);
     log.warn({ err }, "deadline backstop failed");
@@ -167,6 +169,7 @@ export async function startRuntime(
     metrics,
     liveness,
     modelTransport,
+    quotas,
   });
   actorsRef = actors;
   const rt: Runtime = {
@@ -192,6 +195,7 @@ export async function startRuntime(
     }),
     egress,
     modelTransport,
+    quotas,
     streams: new Set<() => void>(),
     closing: closing.signal,
     turns,

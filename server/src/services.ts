@@ -31,19 +31,26 @@ import type { RoutedSession, SessionInfo } from "./loop/session-info.js";
 import type { TurnNotices } from "./loop/turns.js";
 import type { McpCall } from "./mcp/mcp-call.js";
 import type { Metrics } from "./metrics/sink.js";
+import type { Quotas } from "./quotas.js";
 
 /** Routes tool calls to hosts (hosts/dispatch.ts). */
 export interface CallDispatch {
   /** tool_call_started records for a model response, each with its routing and deadline. */
-  plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[], caller: number | null): NewRecord[];
+  plan(
+    session: SessionInfo,
+    activation: number,
+    toolCalls: ModelToolCall[],
+    caller: number | null,
+    room?: number,
+  ): NewRecord[];
   /** The tool_call_started record of a call an MCP client makes, routed like the model's. */
-  planMcp(session: RoutedSession, call: McpCall, caller: number | null): NewRecord;
+  planMcp(session: RoutedSession, call: McpCall, caller: number | null, room?: number): NewRecord;
   /** Sends what a commit dispatched, and refuses calls to tools the session does not have. */
   afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
   /** Sends the invoke frames a commit dispatched to this process's connections (sendCommitted). */
   sendCommitted(sessionId: string, written: Appended[], records: NewRecord[]): void;
-  /** Ends the calls of a commit whose tool the session does not have (refuseUnknown). */
-  refuseUnknown(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
+  /** Ends the calls of a commit routed to nobody: unknown tools, calls past the open-calls quota. */
+  refuseUnrouted(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void>;
   /** Claims and sends a host's pending calls on one of its connections. */
   claimFor(conn: HostLink, only?: string[]): Promise<void>;
 }
@@ -91,4 +98,6 @@ export interface Services {
   readonly egress: Pick<Egress, "exchange" | "fetch" | "preflight">;
   /** How model providers reach the network: the egress guard's fetch and the answer cap. */
   readonly modelTransport: ProviderTransport;
+  /** Quotas of application tokens (sessions, hosts, open calls, component bytes). */
+  readonly quotas: Pick<Quotas, "guard" | "openCallRoom">;
 }

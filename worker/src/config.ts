@@ -10,6 +10,11 @@ import type { ComponentLimits } from "./sandbox/limits.js";
 export const WorkerConfigSchema = SharedEnvSchema.extend({
   DATABASE_URL: z.string().url({ message: "DATABASE_URL is required: the worker needs only the database" }),
   BRAIN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /**
+   * Of those, how many one application token's calls may hold at once (the operator's sessions
+   * count as one more owner); default: all but one, so one tenant's flood never takes them all.
+   */
+  BRAIN_WORKER_TOKEN_SLOTS: z.coerce.number().int().min(1).max(256).optional(),
   BRAIN_WORKER_CACHE_DIR: z.string().min(1).default(".brain/component-cache"),
   /** Must match the servers': model calls of components share the activation's budget. */
   BRAIN_MAX_MODEL_CALLS: z.coerce.number().int().min(1).max(100_000).default(100),
@@ -29,6 +34,8 @@ export interface WorkerConfig {
   maxEmittedBytes: number;
   /** Component invocations run at once by this worker. */
   concurrency: number;
+  /** Of `concurrency`, the most one owner's calls hold at once (default: all but one). */
+  tokenSlots?: number;
   /** Transpiled components, one directory per content hash. */
   cacheDir: string;
   logLevel: string;
@@ -59,6 +66,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     schema: c.BRAIN_SCHEMA,
     maxEmittedBytes: c.BRAIN_MAX_EMITTED_BYTES,
     concurrency: c.BRAIN_WORKER_CONCURRENCY,
+    ...(c.BRAIN_WORKER_TOKEN_SLOTS === undefined ? {} : { tokenSlots: c.BRAIN_WORKER_TOKEN_SLOTS }),
     cacheDir: c.BRAIN_WORKER_CACHE_DIR,
     logLevel: c.BRAIN_LOG_LEVEL,
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,

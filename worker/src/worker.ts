@@ -28,6 +28,7 @@ import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { ComponentCache } from "./component-cache.js";
 import type { WorkerConfig } from "./config.js";
+import { consumeJobs } from "./consume.js";
 import { startHealthServer } from "./health-server.js";
 import { runWorkerJob } from "./invocation.js";
 import { createLogger, type Logger } from "./log.js";
@@ -71,6 +72,11 @@ const REQUEUE_EVERY_TICKS = 5;
 const SHUTDOWN_GRACE_MS = 2000;
 
 const JobSchema = z.object({ sessionId: z.uuid(), seq: z.number().int().positive() });
+
+/** The most one owner's calls may hold of a worker's slots: all but one, unless configured. */
+function tokenSlotsOf(options: Pick<WorkerConfig, "concurrency" | "tokenSlots">): number {
+  return Math.max(1, Math.min(options.tokenSlots ?? options.concurrency - 1, options.concurrency));
+}
 
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? createLogger(options.logLevel);
@@ -195,29 +201,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     limits,
     ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
   };
-  // One job at a time per poller and as many pollers as invocations may run: pg-boss never hands
-  // this worker more than it can run, so other workers get the rest.
-  await boss.work(
-    WORKER_QUEUE,
-    { batchSize: 1, localConcurrency: options.concurrency, pollingIntervalSeconds: 2 },
-    async (jobs) => {
-      for (const job of jobs) {
-        const started = performance.now();
-        const data = JobSchema.safeParse(job.data);
-        if (!data.success) {
-          log.error({ jobId: job.id }, "malformed component job ignored");
-          metrics?.job({ outcome: "malformed", env: null }, performance.now() - started);
-          continue;
-        }
-        const result = await runWorkerJob(deps, data.data).catch((err) => {
-          log.error({ err, ...data.data }, "component job failed");
-          return { outcome: "failed" as const, env: null };
-        });
-        metrics?.job(result, performance.now() - started);
-      }
-    },
+  const tokenSlots = tokenSlotsOf(options);
+  await consumeJobs(boss, { concurrency: options.concurrency, tokenSlots }, async (job) => {
+    const started = performance.now();
+    const data = JobSchema.safeParse(job.data);
+    if (!data.success) {
+      log.error({ jobId: job.id }, "malformed component job ignored");
+      metrics?.job({ outcome: "malformed", env: null }, performance.now() - started);
+      return;
+    }
+    const result = await runWorkerJob(deps, data.data).catch((err) => {
+      log.error({ err, ...data.data }, "component job failed");
+      return { outcome: "failed" as const, env: null };
+    });
+    metrics?.job(result, performance.now() - started);
+  });
+  log.info(
+    { workerId: identity.workerId, concurrency: options.concurrency, tokenSlots },
+    "worker consuming component jobs",
   );
-  log.info({ workerId: identity.workerId, concurrency: options.concurrency }, "worker consuming component jobs");
   const health =
     options.health &&
     (await startHealthServer(

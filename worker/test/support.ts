@@ -144,6 +144,8 @@ export interface CallOptions {
   /** Epoch ms; null (default) for unlimited. */
   deadline?: number | null;
   activation?: number;
+  /** The job's owner group (a token's id; null, the default: the operator's). */
+  owner?: string | null;
 }
 
 /** What the server commits when its Agentloop calls a component tool; returns the call's seq. */
@@ -168,7 +170,7 @@ export async function callComponent(h: Harness, sessionId: string, call: CallOpt
       },
     ]).run(tx);
     const seq = records[0]!.seq;
-    await enqueueWorkerJob(h.boss, tx, { sessionId, seq });
+    await enqueueWorkerJob(h.boss, tx, { sessionId, seq }, call.owner ?? null);
     return seq;
   });
 }

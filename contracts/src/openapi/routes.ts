@@ -23,6 +23,7 @@ import {
   SessionListSchema,
   SessionSchema,
   SessionToolsSchema,
+  UpdateTokenBodySchema,
 } from "../http.js";
 import { ModelRequestSchema, ModelResultSchema } from "../model.js";
 import { CONSOLE_ROUTES } from "./console-routes.js";
@@ -74,6 +75,7 @@ const CancelTurnResult = CancelTurnResultSchema.meta({ id: "CancelTurnResult" })
 const ComponentUploadResult = ComponentUploadResultSchema.meta({ id: "ComponentUploadResult" });
 const CreateSessionBody = CreateSessionBodySchema.meta({ id: "CreateSessionBody" });
 const CreateTokenBody = CreateTokenBodySchema.meta({ id: "CreateTokenBody" });
+const UpdateTokenBody = UpdateTokenBodySchema.meta({ id: "UpdateTokenBody" });
 const CreatedToken = CreatedTokenSchema.meta({ id: "CreatedToken" });
 const JournalEvent = JournalEventSchema.meta({ id: "JournalEvent" });
 const ModelRequest = ModelRequestSchema.meta({ id: "ModelRequest" });
@@ -143,6 +145,16 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     auth: "operator",
     responses: { 200: { description: "The tokens.", schema: AppTokenList } },
     errors: OPERATOR,
+  },
+  "PATCH /v1/tokens/:id": {
+    summary: "Change an application token's quotas",
+    description:
+      "Sets the named quotas (null: back to the server's default); what the token holds already stays, new work is checked.",
+    auth: "operator",
+    params: z.strictObject({ id: Uuid }),
+    body: UpdateTokenBody,
+    responses: { 200: { description: "The token.", schema: AppToken } },
+    errors: [...OPERATOR, ...BODY, "not_found"],
   },
   "DELETE /v1/tokens/:id": {
     summary: "Revoke an application token",

@@ -1,18 +1,39 @@
 import type { Sql } from "postgres";
+import type { TokenQuotas } from "./quotas.js";
 
 export interface AppTokenRow {
   id: string;
   name: string;
   created_at: Date;
   revoked_at: Date | null;
+  max_sessions: number | null;
+  max_hosts: number | null;
+  max_open_calls: number | null;
+  max_component_bytes: string | null;
 }
 
+const COLUMNS = "id, name, created_at, revoked_at, max_sessions, max_hosts, max_open_calls, max_component_bytes";
+
 /** Stores a new application token by its SHA-256; the token itself never reaches the database. */
-export async function insertAppToken(sql: Sql, id: string, name: string, tokenHash: Buffer): Promise<AppTokenRow> {
+export async function insertAppToken(
+  sql: Sql,
+  id: string,
+  name: string,
+  tokenHash: Buffer,
+  quotas: Partial<TokenQuotas> = {},
+): Promise<AppTokenRow> {
   const [row] = await sql<AppTokenRow[]>`
-    INSERT INTO app_tokens (id, name, token_hash) VALUES (${id}, ${name}, ${tokenHash})
-    RETURNING id, name, created_at, revoked_at`;
+    INSERT INTO app_tokens (id, name, token_hash, max_sessions, max_hosts, max_open_calls, max_component_bytes)
+    VALUES (${id}, ${name}, ${tokenHash}, ${quotas.sessions ?? null}, ${quotas.hosts ?? null},
+            ${quotas.openCalls ?? null}, ${quotas.componentBytes ?? null})
+    RETURNING ${sql.unsafe(COLUMNS)}`;
   return row!;
+}
+
+/** A token as listed, or null when there is none. */
+export async function readAppToken(sql: Sql, id: string): Promise<AppTokenRow | null> {
+  const [row] = await sql<AppTokenRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM app_tokens WHERE id = ${id}`;
+  return row ?? null;
 }
 
 /**
@@ -28,14 +49,14 @@ export async function activeAppTokenId(sql: Sql, tokenHash: Buffer): Promise<str
 /** Every token, revoked ones included (they still own sessions), newest first. */
 export async function listAppTokens(sql: Sql): Promise<AppTokenRow[]> {
   return sql<AppTokenRow[]>`
-    SELECT id, name, created_at, revoked_at FROM app_tokens ORDER BY created_at DESC, id DESC`;
+    SELECT ${sql.unsafe(COLUMNS)} FROM app_tokens ORDER BY created_at DESC, id DESC`;
 }
 
 /** Revokes a token; revoking it again keeps the first revocation time. Null when there is none. */
 export async function revokeAppToken(sql: Sql, id: string): Promise<AppTokenRow | null> {
   const [row] = await sql<AppTokenRow[]>`
     UPDATE app_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
-    RETURNING id, name, created_at, revoked_at`;
+    RETURNING ${sql.unsafe(COLUMNS)}`;
   return row ?? null;
 }
 

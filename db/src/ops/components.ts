@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { chargeComponent, chargedForComponent, checkQuota } from "./quotas.js";
 
 /** Uploaded WebAssembly components, content-addressed by the SHA-256 of their bytes. */
 
@@ -21,11 +22,23 @@ export async function missingComponents(sql: Sql, digests: Iterable<string>): Pr
 export async function storeComponent(
   sql: Sql,
   component: { sha256: string; bytes: Buffer; size: number; wit: string },
+  /**
+   * The uploading application token (absent: the operator), charged for it once; `quota`: its
+   * component-bytes quota applies, checked in the same transaction.
+   */
+  uploader?: { tokenId: string; quota?: { fallback: number | null } },
 ): Promise<void> {
   const { sha256, bytes, size, wit } = component;
-  await sql`
-    INSERT INTO components (sha256, bytes, size, wit) VALUES (${sha256}, ${bytes}, ${size}, ${wit})
-    ON CONFLICT (sha256) DO NOTHING`;
+  await sql.begin(async (tx) => {
+    const charged = uploader ? await chargedForComponent(tx, uploader.tokenId, sha256) : true;
+    if (uploader && !charged && uploader.quota) {
+      await checkQuota(tx, uploader.tokenId, "componentBytes", uploader.quota.fallback, size);
+    }
+    await tx`
+      INSERT INTO components (sha256, bytes, size, wit) VALUES (${sha256}, ${bytes}, ${size}, ${wit})
+      ON CONFLICT (sha256) DO NOTHING`;
+    if (uploader && !charged) await chargeComponent(tx, uploader.tokenId, sha256, size);
+  });
 }
 
 /** A component's bytes, or null when it was never uploaded. */

@@ -1,14 +1,22 @@
 import type { Sql } from "postgres";
+import { checkQuota } from "./quotas.js";
 
-/** A host, owned by the application token that registered it (null: the operator). */
+/**
+ * A host, owned by the application token that registered it (null: the operator). `quota`: the
+ * token's hosts quota applies (its own, else the fallback), checked in the same transaction.
+ */
 export async function insertHost(
   sql: Sql,
   id: string,
   name: string | null,
   tokenHash: Buffer,
   ownerTokenId: string | null = null,
+  quota?: { fallback: number | null },
 ): Promise<void> {
-  await sql`INSERT INTO hosts (id, name, token_hash, token_id) VALUES (${id}, ${name}, ${tokenHash}, ${ownerTokenId})`;
+  await sql.begin(async (tx) => {
+    if (ownerTokenId && quota) await checkQuota(tx, ownerTokenId, "hosts", quota.fallback);
+    await tx`INSERT INTO hosts (id, name, token_hash, token_id) VALUES (${id}, ${name}, ${tokenHash}, ${ownerTokenId})`;
+  });
 }
 
 /**

@@ -181,16 +181,24 @@ export interface McpSession {
   tools: unknown[];
   /** The session's caller deadline (epoch ms) from session_created, or null. */
   deadline: number | null;
+  /** The application token that owns it (null: the operator). */
+  tokenId: string | null;
 }
 
 export async function mcpSession(sql: Sql, sessionId: string): Promise<McpSession | null> {
   const [row] = await sql<
-    { status: "active" | "ended"; host_id: string | null; tools: unknown[]; deadline: number | null }[]
+    {
+      status: "active" | "ended";
+      host_id: string | null;
+      tools: unknown[];
+      deadline: number | null;
+      token_id: string | null;
+    }[]
   >`
-    SELECT s.status, s.host_id, s.tools, (r.payload->>'deadline')::float8 AS deadline
+    SELECT s.status, s.host_id, s.tools, (r.payload->>'deadline')::float8 AS deadline, s.token_id
     FROM sessions s
     LEFT JOIN records r ON r.session_id = s.id AND r.seq = 1 AND r.kind = 'session_created'
     WHERE s.id = ${sessionId}`;
   if (!row) return null;
-  return { status: row.status, hostId: row.host_id, tools: row.tools, deadline: row.deadline };
+  return { status: row.status, hostId: row.host_id, tools: row.tools, deadline: row.deadline, tokenId: row.token_id };
 }

@@ -6,6 +6,7 @@ import type { WriteOp } from "../writer.js";
 import type { DispatchedCall } from "./dispatch.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { type Judgement, liveServer, NO_JUDGEMENT } from "./ownership.js";
+import { checkQuota } from "./quotas.js";
 
 /**
  * Named hosts: one host row per (owner, name), served by any number of replica connections. Every
@@ -90,8 +91,12 @@ export async function placeInNamedHosts(
 export async function insertReplica(
   sql: Sql,
   r: { id: string; name: string; owner: string | null; tokenHash: Buffer; tools: ToolPlacement[] },
+  /** The owner's hosts quota applies (replicas count as hosts): checked in the same transaction. */
+  quota?: { fallback: number | null },
 ): Promise<string> {
   return sql.begin(async (tx) => {
+    // The token's row first, then the host's: every writer of both takes them in this order.
+    if (r.owner && quota) await checkQuota(tx, r.owner, "hosts", quota.fallback);
     const hostId = await lockNamedHost(tx, r.name, r.owner);
     await tx`
       INSERT INTO host_replicas (id, host_id, token_hash, tools)

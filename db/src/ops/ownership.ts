@@ -65,6 +65,8 @@ export interface ClaimedSession {
   tools: unknown[];
   /** The named host serving each environment name (`session_hosts`). */
   namedHosts: Record<string, string>;
+  /** The application token that owns it (null: the operator): its share of the workers. */
+  tokenId: string | null;
 }
 
 /**
@@ -85,7 +87,7 @@ export async function claimSession(
       AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
     RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked,
       CASE WHEN s.parked_seq IS DISTINCT FROM s.last_seq THEN jsonb_build_object(
-        'id', s.id, 'hostId', s.host_id, 'model', s.model, 'tools', s.tools,
+        'id', s.id, 'hostId', s.host_id, 'model', s.model, 'tools', s.tools, 'tokenId', s.token_id,
         'namedHosts', (SELECT coalesce(jsonb_object_agg(sh.env_name, sh.host_id), '{}'::jsonb)
                        FROM session_hosts sh WHERE sh.session_id = s.id)) END AS session`;
   if (!row) return null;

@@ -50,14 +50,16 @@ export function releaseResumableCalls(
     keys: () => emptyKeys(),
     exclusive: true,
     run: async (tx) => {
-      const rows = await tx<{ session_id: string; seq: number }[]>`
+      const rows = await tx<{ session_id: string; seq: number; token_id: string | null }[]>`
         UPDATE calls SET state = 'pending', connection_id = NULL, requeued_at = now()
         WHERE state = 'running' AND executor = 'worker' AND resume IS NOT NULL
           AND (${byConnection}::uuid IS NULL OR connection_id = ${byConnection}::uuid)
           AND (${byServer}::uuid IS NULL OR connection_id IN (
                 SELECT id FROM host_connections WHERE server_id = ${byServer}::uuid))
-        RETURNING session_id, seq`;
-      for (const r of rows) await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: Number(r.seq) });
+        RETURNING session_id, seq, (SELECT s.token_id FROM sessions s WHERE s.id = calls.session_id) AS token_id`;
+      for (const r of rows) {
+        await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: Number(r.seq) }, r.token_id);
+      }
       return rows.map((r) => ({ sessionId: r.session_id, seq: Number(r.seq) }));
     },
   };

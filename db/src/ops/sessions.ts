@@ -6,6 +6,7 @@ import type { WriteOp } from "../writer.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { placeInNamedHosts } from "./named-hosts.js";
 import type { Judgement } from "./ownership.js";
+import { checkQuota } from "./quotas.js";
 import { deleteSessionsIn, lockSession } from "./session-delete.js";
 
 export interface SessionRow {
@@ -50,6 +51,11 @@ export interface NewSession {
    * servers' replica connections count as live (server/src/liveness.ts).
    */
   namedHosts?: { byName: ReadonlyMap<string, ToolPlacement[]>; judge?: Judgement };
+  /**
+   * The creating token's active-sessions quota applies (its own, else `fallback`): checked, its
+   * row locked, in the creation's own transaction (see checkQuota).
+   */
+  quota?: { fallback: number | null };
 }
 
 /** A sealed secret as JSON, for inserting with jsonb_to_recordset (bytea as base64). */
@@ -73,11 +79,14 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
   touched.sessions.set(s.id, Touch.other);
   const insert = insertSession(s);
   const named = s.namedHosts;
-  if (!named || named.byName.size === 0) return { notify: touched, keys: () => touched, run: insert };
+  const quota = s.quota && s.tokenId ? { tokenId: s.tokenId, fallback: s.quota.fallback } : null;
+  if ((!named || named.byName.size === 0) && !quota) return { notify: touched, keys: () => touched, run: insert };
   return {
     exclusive: true,
     keys: () => touched,
     run: async (tx) => {
+      if (quota) await checkQuota(tx, quota.tokenId, "sessions", quota.fallback);
+      if (!named || named.byName.size === 0) return insert(tx);
       const ids = await placeInNamedHosts(tx, s.tokenId ?? null, named.byName, named.judge);
       const row = await insert(tx);
       const pairs = [...ids].map(([env_name, host_id]) => ({ env_name, host_id }));

@@ -1,4 +1,4 @@
-import { errorOutcome, type ToolPlacement } from "@aexhq/brain-contracts";
+import { errorOutcome, type Outcome, type ToolPlacement } from "@aexhq/brain-contracts";
 import type { ModelToolCall } from "@aexhq/brain-core/models";
 import {
   type Appended,
@@ -23,18 +23,29 @@ type CallBase = Pick<NewCall, "tool" | "activationSeq" | "deadlineAt" | "origin"
  * connection claims it (a committed claim) before sending.
  */
 export class Dispatcher {
+  /** Planned calls routed to nobody for another reason than an unknown tool: ended with this outcome. */
+  private readonly refusals = new WeakMap<NewRecord, Outcome>();
+
   constructor(private readonly rt: Pick<Services, "config" | "hosts" | "writer" | "liveness">) {}
 
   /**
    * tool_call_started records for a model response; each carries its routing and its deadline
-   * (`caller`: the session's and turn's deadline, see loop/call-deadline.ts).
+   * (`caller`: the session's and turn's deadline, see loop/call-deadline.ts). Calls past `room`
+   * (the owner's open-calls quota) are journaled and routed to nobody: refuseUnrouted ends them.
    */
-  plan(session: SessionInfo, activation: number, toolCalls: ModelToolCall[], caller: number | null): NewRecord[] {
-    return toolCalls.map((tc) => {
+  plan(
+    session: SessionInfo,
+    activation: number,
+    toolCalls: ModelToolCall[],
+    caller: number | null,
+    room = toolCalls.length,
+  ): NewRecord[] {
+    return toolCalls.map((tc, i) => {
       const tool = session.tools.find((t) => t.name === tc.name);
       const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
       const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
-      return this.route(session, tool, payload, { tool: tc.name, activationSeq: activation, deadlineAt });
+      const base = { tool: tc.name, activationSeq: activation, deadlineAt };
+      return i < room ? this.route(session, tool, payload, base) : this.refused(payload, base);
     });
   }
 
@@ -43,7 +54,7 @@ export class Dispatcher {
    * with the session's deadline, but outside any activation (`activation: null`) and with an
    * `origin` naming the client, so the Agentloop leaves it out of the conversation.
    */
-  planMcp(session: RoutedSession, call: McpCall, caller: number | null): NewRecord {
+  planMcp(session: RoutedSession, call: McpCall, caller: number | null, room = 1): NewRecord {
     const tool = session.tools.find((t) => t.name === call.tool);
     const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
     const payload = {
@@ -54,7 +65,21 @@ export class Dispatcher {
       deadline: deadlineAt,
       origin: call.origin,
     };
-    return this.route(session, tool, payload, { tool: call.tool, activationSeq: null, deadlineAt, origin: "mcp" });
+    const base = { tool: call.tool, activationSeq: null, deadlineAt, origin: "mcp" } as const;
+    return room > 0 ? this.route(session, tool, payload, base) : this.refused(payload, base);
+  }
+
+  /** A call past its owner's open-calls quota: journaled, run by nobody, ended at once. */
+  private refused(payload: unknown, base: CallBase): NewRecord {
+    const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "none" } as const;
+    const record: NewRecord = { kind: "tool_call_started", payload, call };
+    this.refusals.set(
+      record,
+      errorOutcome("quota_exceeded", "The application token is at its open-calls quota; the call was not run.", {
+        quota: "openCalls",
+      }),
+    );
+    return record;
   }
 
   /** Who runs a call: a worker, a named host, the session's host (at once when connected here), or nobody. */
@@ -88,10 +113,10 @@ export class Dispatcher {
     return { kind: "tool_call_started", payload, call };
   }
 
-  /** Sends what the commit dispatched, and refuses calls to tools the session does not have. */
+  /** Sends what the commit dispatched, and ends the calls it routed to nobody. */
   async afterCommit(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void> {
     this.sendCommitted(sessionId, written, records);
-    await this.refuseUnknown(sessionId, written, records);
+    await this.refuseUnrouted(sessionId, written, records);
   }
 
   /**
@@ -110,18 +135,29 @@ export class Dispatcher {
     });
   }
 
-  /** Ends a commit's calls to tools the session does not have: `unknown_tool`. */
-  async refuseUnknown(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void> {
+  /**
+   * Ends a commit's calls routed to nobody: `unknown_tool` for a tool the session does not have,
+   * `quota_exceeded` past the owner's open-calls quota.
+   */
+  async refuseUnrouted(sessionId: string, written: Appended[], records: NewRecord[]): Promise<void> {
     const unknown: number[] = [];
+    const overQuota: number[] = [];
+    let quotaOutcome: Outcome | undefined;
     written.forEach((w, i) => {
       const r = records[i]!;
-      if (r.kind === "tool_call_started" && r.call?.executor === "none") unknown.push(w.seq);
+      if (r.kind !== "tool_call_started" || r.call?.executor !== "none") return;
+      const refusal = this.refusals.get(r);
+      if (refusal) {
+        overQuota.push(w.seq);
+        quotaOutcome = refusal;
+      } else unknown.push(w.seq);
     });
     if (unknown.length > 0) {
       await this.rt.writer.submit(
         endCalls({ sessionId, seqs: unknown }, errorOutcome("unknown_tool", "The session has no tool of that name.")),
       );
     }
+    if (quotaOutcome) await this.rt.writer.submit(endCalls({ sessionId, seqs: overQuota }, quotaOutcome));
   }
 
   /**

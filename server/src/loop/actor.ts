@@ -19,6 +19,7 @@ export type ActorDeps = Pick<
   | "log"
   | "metrics"
   | "modelTransport"
+  | "quotas"
   | "sql"
   | "turns"
   | "writer"
@@ -57,7 +58,7 @@ export class SessionActor {
     readonly epoch: number,
     private readonly onStop: (actor: SessionActor, reason: StopReason) => void,
   ) {
-    this.journal = new SessionJournal(rt, session.id, epoch);
+    this.journal = new SessionJournal(rt, session.id, epoch, session.tokenId);
     this.provider = createProvider(session.model, rt.modelTransport);
     this.deadlines = new DeadlineTimers(rt, session.id);
     this.window = new WakeWindow(rt.config.wakeWindowMs, (w) => {
@@ -311,14 +312,23 @@ export class SessionActor {
       ]);
       return "ended";
     }
-    const calls = this.rt.dispatch.plan(this.session, activationSeq, response.toolCalls, callerDeadline(this.state));
+    // Calls past the owner's open-calls quota are journaled and ended at once, quota_exceeded.
+    const room = await this.rt.quotas.openCallRoom(this.session.tokenId, response.toolCalls.length);
+    if (this.stopped) return "stopped";
+    const calls = this.rt.dispatch.plan(
+      this.session,
+      activationSeq,
+      response.toolCalls,
+      callerDeadline(this.state),
+      room,
+    );
     const records = [ended, ...calls];
     // The invoke frames leave from the commit itself, before this resumes (dispatch.ts).
     const written2 = await this.append(records, false, (w) =>
       this.rt.dispatch.sendCommitted(this.session.id, w, records),
     );
     if (!written2) return "stopped";
-    await this.rt.dispatch.refuseUnknown(this.session.id, written2, records);
+    await this.rt.dispatch.refuseUnrouted(this.session.id, written2, records);
     return "dispatched";
   }
 

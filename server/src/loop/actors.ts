@@ -161,6 +161,7 @@ export class ActorRegistry {
         namedHosts: row.namedHosts,
         model: await sessionModelConfig(this.rt.sql, this.rt.secrets, row.id, row.model),
         tools: row.tools as ToolPlacement[],
+        tokenId: row.tokenId,
       };
       // Stopped while claiming: the session stays ours until this server is marked stopped, then
       // it is anyone's (recovery), like every other session this server ran.

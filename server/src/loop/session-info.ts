@@ -8,6 +8,8 @@ export interface SessionInfo {
   namedHosts: Record<string, string>;
   model: ModelConfig;
   tools: ToolPlacement[];
+  /** The application token that owns it (null: the operator). */
+  tokenId: string | null;
 }
 
 /** What routing a call needs of its session. */

@@ -46,6 +46,8 @@ export class SessionJournal {
     private readonly rt: JournalDeps,
     private readonly sessionId: string,
     private readonly epoch: number,
+    /** The session's owner: the pg-boss group of its worker calls. */
+    private readonly tokenId: string | null,
   ) {}
 
   /** The next catch-up reads the journal (a claim, a rescan). */
@@ -121,7 +123,7 @@ export class SessionJournal {
       if (r.call?.deadlineAt != null && r.call.state !== "ended") deadlines.push(r.call.deadlineAt);
     let op = appendRecords(this.sessionId, records, { epoch: this.epoch });
     if (ownMessage) op = announcedAsLoop(this.sessionId, op);
-    op = withWorkerJobs(this.rt.boss, this.sessionId, records, op);
+    op = withWorkerJobs(this.rt.boss, { id: this.sessionId, tokenId: this.tokenId }, records, op);
     if (deadlines.length > 0) op = this.rt.deadlineJobs.wrap(op, deadlines);
     // Last, so that no wrapper above has to carry it.
     if (committed) op = { ...op, committed: (r) => committed(r.records) };

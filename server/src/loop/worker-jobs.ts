@@ -4,11 +4,12 @@ import type { PgBoss } from "pg-boss";
 /**
  * Component calls reach workers as pg-boss jobs committed in the same transaction as their
  * tool_call_started: the job exists if and only if the call does. Jobs are inserted after the
- * append statement has assigned the calls' sequences, still inside its transaction.
+ * append statement has assigned the calls' sequences, still inside its transaction, each in the
+ * group of the session's owner (see enqueueWorkerJob).
  */
 export function withWorkerJobs(
   boss: PgBoss,
-  sessionId: string,
+  session: { id: string; tokenId: string | null },
   records: NewRecord[],
   op: WriteOp<AppendResult>,
 ): WriteOp<AppendResult> {
@@ -21,7 +22,9 @@ export function withWorkerJobs(
     run: (tx) =>
       op.run(tx).then(async (result) => {
         const seqs = result.records.filter((_, i) => component[i]).map((r) => r.seq);
-        await Promise.all(seqs.map((seq) => enqueueWorkerJob(boss, tx, { sessionId, seq })));
+        await Promise.all(
+          seqs.map((seq) => enqueueWorkerJob(boss, tx, { sessionId: session.id, seq }, session.tokenId)),
+        );
         return result;
       }),
   };

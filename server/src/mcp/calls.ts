@@ -16,7 +16,10 @@ import type { Services } from "../services.js";
 import { waitOnSession } from "../session-wait.js";
 import { mcpTools } from "./answers.js";
 
-export type McpCallDeps = Pick<Services, "sql" | "writer" | "dispatch" | "boss" | "deadlineJobs" | "bus" | "closing">;
+export type McpCallDeps = Pick<
+  Services,
+  "sql" | "writer" | "dispatch" | "boss" | "deadlineJobs" | "bus" | "closing" | "quotas"
+>;
 
 /** Who asks, and which of a session's tools they may see (`tools=a,b`; null: all). */
 export interface McpScope {
@@ -83,8 +86,10 @@ export async function startMcpCall(
     ? { type: "mcp" as const, tokenId: scope.tokenId, task: task.id }
     : { type: "mcp" as const, tokenId: scope.tokenId };
   const callId = task?.id ?? `mcp-${randomUUID()}`;
-  const record = rt.dispatch.planMcp(routed, { tool, callId, input, origin }, session.deadline);
-  let op = withWorkerJobs(rt.boss, scope.sessionId, [record], appendRecords(scope.sessionId, [record]));
+  const room = await rt.quotas.openCallRoom(session.tokenId, 1);
+  const record = rt.dispatch.planMcp(routed, { tool, callId, input, origin }, session.deadline, room);
+  const owner = { id: scope.sessionId, tokenId: session.tokenId };
+  let op = withWorkerJobs(rt.boss, owner, [record], appendRecords(scope.sessionId, [record]));
   const deadline = record.call?.deadlineAt;
   if (deadline != null) op = rt.deadlineJobs.wrap(op, [deadline]);
   if (task) op = withMcpTask(scope.sessionId, task, op);

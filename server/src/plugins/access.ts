@@ -20,6 +20,7 @@ export type Access = "operator" | "any" | "session";
 export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "POST /v1/tokens": "operator",
   "GET /v1/tokens": "operator",
+  "PATCH /v1/tokens/:id": "operator",
   "DELETE /v1/tokens/:id": "operator",
   "POST /v1/hosts": "any",
   // Scoped by the handler: a replica joins the named host of the caller's own namespace.

@@ -3,6 +3,7 @@ import { componentExists, storeComponent } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { Admissions } from "../components/admission.js";
+import { ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 
 /** Components are small, but larger than any JSON body. */
@@ -42,7 +43,10 @@ export async function componentRoutes(app: FastifyInstance): Promise<void> {
       if (!Buffer.isBuffer(request.body))
         throw new BrainError("unsupported_media_type", "Upload the component as application/wasm.");
       const admitted = await admissions.admit(request.body, sha256);
-      await storeComponent(rt.sql, { sha256, bytes: request.body, size: admitted.size, wit: admitted.wit });
+      const tokenId = ownerOf(request.principal);
+      const uploader = tokenId ? { tokenId, quota: await rt.quotas.guard(tokenId, "componentBytes") } : undefined;
+      const component = { sha256, bytes: request.body, size: admitted.size, wit: admitted.wit };
+      await storeComponent(rt.sql, component, uploader);
       return reply.status(201).send(admitted);
     },
   );

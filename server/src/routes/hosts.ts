@@ -11,7 +11,9 @@ export async function hostRoutes(app: FastifyInstance): Promise<void> {
     const id = randomUUID();
     const token = `bht_${randomBytes(32).toString("base64url")}`;
     // Owned by the caller's application token: only its sessions may be placed on it.
-    await insertHost(app.brain.sql, id, body.name ?? null, digest(token), ownerOf(request.principal));
+    const owner = ownerOf(request.principal);
+    const quota = await app.brain.quotas.guard(owner, "hosts");
+    await insertHost(app.brain.sql, id, body.name ?? null, digest(token), owner, quota);
     return reply.status(201).send({ id, token });
   });
 }

@@ -33,13 +33,12 @@ export async function namedHostRoutes(app: FastifyInstance): Promise<void> {
     }
     const replicaId = randomUUID();
     const token = `bhr_${randomBytes(32).toString("base64url")}`;
-    const hostId = await insertReplica(app.brain.sql, {
-      id: replicaId,
-      name,
-      owner: ownerOf(request.principal),
-      tokenHash: digest(token),
-      tools: body.tools,
-    });
+    const owner = ownerOf(request.principal);
+    const hostId = await insertReplica(
+      app.brain.sql,
+      { id: replicaId, name, owner, tokenHash: digest(token), tools: body.tools },
+      await app.brain.quotas.guard(owner, "hosts"),
+    );
     return reply.status(201).send({ hostId, replicaId, token });
   });
 }

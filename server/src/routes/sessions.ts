@@ -72,7 +72,9 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
       throw new BrainError("invalid_request", "No host is registered with that hostId.");
     }
     const id = randomUUID();
+    const quota = await rt.quotas.guard(ownerOf(request.principal), "sessions");
     const op = createSession({
+      ...(quota ? { quota } : {}),
       id,
       hostId: body.hostId ?? null,
       tokenId: ownerOf(request.principal),

@@ -300,6 +300,7 @@ describe("claim statements", () => {
       model: { provider: "scripted", script: [] },
       tools: [],
       namedHosts: { search: hostId },
+      tokenId: null,
     });
     const parked = await ownedSession(gone, true);
     expect(await claimSession(db.sql, parked, me, NO_JUDGEMENT)).toMatchObject({ parked: true, session: null });

@@ -34,7 +34,13 @@ describe("administration by the operator", () => {
     const list = await request(brain, "GET", "/v1/tokens");
     expect(list.status).toBe(200);
     const listed = AppTokenListSchema.parse(list.json).tokens.find((t) => t.id === created.id);
-    expect(listed).toEqual({ id: created.id, name: "billing", createdAt: created.createdAt, revokedAt: null });
+    expect(listed).toEqual({
+      id: created.id,
+      name: "billing",
+      createdAt: created.createdAt,
+      revokedAt: null,
+      quotas: { sessions: null, hosts: null, openCalls: null, componentBytes: null },
+    });
     expect(list.text).not.toContain(created.token);
     // Two tokens with one name are two tokens.
     const again = await createAppToken(brain, "billing");

@@ -1,0 +1,38 @@
+/**
+ * Quotas per application token: what the operator set on the token (PATCH /v1/tokens/:id), else
+ * the server's default (BRAIN_QUOTA_*), else none. The operator's own work has none. Creations
+ * are checked in their own transaction with the token's row locked (db/src/ops/quotas.ts), so a
+ * token never overshoots; open calls are counted when a model's calls are planned, which
+ * concurrent sessions of one token may overshoot by the calls they plan at the same moment.
+ */
+import { type QuotaName, readTokenQuotas, type Sql, type TokenQuotas, tokenUsage } from "@aexhq/brain-db";
+
+export type QuotaDefaults = TokenQuotas;
+
+export class Quotas {
+  constructor(
+    private readonly sql: Sql,
+    readonly defaults: QuotaDefaults,
+  ) {}
+
+  /**
+   * For a creation by `tokenId` (null: the operator): undefined when no quota applies, else what
+   * the creation's transaction checks against (the default, when the token has none of its own).
+   */
+  async guard(tokenId: string | null, quota: QuotaName): Promise<{ fallback: number | null } | undefined> {
+    if (tokenId === null) return undefined;
+    const stored = await readTokenQuotas(this.sql, tokenId);
+    const limit = stored?.[quota] ?? this.defaults[quota];
+    return limit === null ? undefined : { fallback: this.defaults[quota] };
+  }
+
+  /** How many of `wanted` new calls the token's open-calls quota leaves room for. */
+  async openCallRoom(tokenId: string | null, wanted: number): Promise<number> {
+    if (tokenId === null || wanted === 0) return wanted;
+    const stored = await readTokenQuotas(this.sql, tokenId);
+    const limit = stored?.openCalls ?? this.defaults.openCalls;
+    if (limit === null) return wanted;
+    const used = await tokenUsage(this.sql, tokenId, "openCalls", limit + 1);
+    return Math.max(0, Math.min(wanted, limit - used));
+  }
+}
