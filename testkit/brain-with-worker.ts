@@ -39,7 +39,7 @@ export async function startBrainWithWorker(
     cacheDir: mkdtempSync(join(tmpdir(), "brain-with-worker-")),
     logLevel: "silent",
     maxModelCalls: 100,
-    secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+    secretKeys: [Buffer.from(TEST_SECRET_KEY, "hex")],
     ...loopbackEgressConfig(options.workerEgressAllow ?? env.BRAIN_EGRESS_ALLOW),
   });
   const client = new Brain({ url: brain.url, token: brain.token });

@@ -2,6 +2,7 @@
 // The `brain` command. Every command reads the same environment as the server (cliEnv).
 import { callsCommand } from "./commands/calls.js";
 import { doctorCommand } from "./commands/doctor.js";
+import { keysCommand } from "./commands/keys.js";
 import { migrateCommand } from "./commands/migrate.js";
 import { pruneCommand } from "./commands/prune.js";
 import { start, worker } from "./commands/run.js";
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, Command> = {
   prune: pruneCommand,
   sql: sqlCommand,
   doctor: doctorCommand,
+  keys: keysCommand,
 };
 
 async function main(argv: string[]): Promise<number | "running"> {

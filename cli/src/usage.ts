@@ -12,11 +12,14 @@ export const USAGE = `Usage: brain <command> [options]
   prune [--older-than 7d] [--dry-run]   delete what retention bounds now
   sql [-- psql args]             psql on the database, Brain's schema on the search_path
   doctor                         check the database, schema, LISTEN/NOTIFY, clocks, servers, workers
+  keys generate                  print a new secret key (64 hex digits)
+  keys rotate                    re-seal every session secret under BRAIN_SECRET_KEY's first key
+  keys status                    the session secrets each key seals (exit 1: one not in the ring)
 
   --json                         machine-readable output (NDJSON for sessions tail)
 
 Environment: DATABASE_URL (else the embedded Postgres under BRAIN_DATA_DIR), BRAIN_SCHEMA,
-BRAIN_DATA_DIR, BRAIN_RETENTION_DAYS; BRAIN_URL and BRAIN_TOKEN for the HTTP API (default
+BRAIN_DATA_DIR, BRAIN_RETENTION_DAYS, BRAIN_SECRET_KEY (keys: the ring, comma-separated, new first); BRAIN_URL and BRAIN_TOKEN for the HTTP API (default
 http://127.0.0.1:3210 and the operator token saved by brain start).
 Exit codes: 0 ok, 1 failure, 2 usage.
 `;

@@ -5,6 +5,7 @@ export * from "./errors.js";
 export * from "./frames.js";
 export * from "./hop-trace.js";
 export * from "./http.js";
+export * from "./invocation-signature.js";
 export * from "./journal.js";
 export * from "./json.js";
 export * from "./limits.js";

@@ -1,7 +1,7 @@
 import { issuesText } from "@aexhq/brain-contracts";
 import { z } from "zod";
 import { brainSchemaProblem } from "./schema-name.js";
-import { loadOrCreateDevSecretKey, parseSecretKey } from "./secrets.js";
+import { loadOrCreateDevSecretKey, parseSecretKeys } from "./secrets.js";
 
 /** Settings every Brain process (server or worker) reads the same way from its environment. */
 export const SharedEnvSchema = z.object({
@@ -18,12 +18,13 @@ export const SharedEnvSchema = z.object({
     .positive()
     .default(1024 * 1024),
   /**
-   * AES-256-GCM key for secrets at rest: 64 hex digits (or base64 of 32 bytes), the same on every
-   * server and worker. Unset outside production: generated once into BRAIN_DATA_DIR/secret.key.
+   * AES-256-GCM key ring for secrets at rest: keys of 64 hex digits (or base64 of 32 bytes),
+   * comma-separated, the one that seals first; the same on every server and worker. Unset outside
+   * production: one key generated once into BRAIN_DATA_DIR/secret.key.
    */
   BRAIN_SECRET_KEY: z
     .string()
-    .refine((v) => parseSecretKey(v) !== null, "64 hex digits (or base64 of 32 bytes)")
+    .refine((v) => parseSecretKeys(v) !== null, "keys of 64 hex digits (or base64 of 32 bytes), comma-separated")
     .optional(),
   BRAIN_DATA_DIR: z.string().min(1).default(".brain"),
   NODE_ENV: z.string().optional(),
@@ -47,17 +48,17 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
 }
 
 /**
- * The secret key a process uses: BRAIN_SECRET_KEY, or outside production the generated dev key.
+ * The key ring a process uses: BRAIN_SECRET_KEY, or outside production the generated dev key.
  * Entry points call this once, with the parsed environment.
  */
-export function resolveSecretKey(env: {
+export function resolveSecretKeys(env: {
   BRAIN_SECRET_KEY?: string;
   BRAIN_DATA_DIR: string;
   NODE_ENV?: string;
-}): Buffer {
-  if (env.BRAIN_SECRET_KEY) return parseSecretKey(env.BRAIN_SECRET_KEY)!;
+}): Buffer[] {
+  if (env.BRAIN_SECRET_KEY) return parseSecretKeys(env.BRAIN_SECRET_KEY)!;
   if (env.NODE_ENV === "production") {
     throw new Error("invalid configuration: BRAIN_SECRET_KEY is required when NODE_ENV=production");
   }
-  return loadOrCreateDevSecretKey(env.BRAIN_DATA_DIR).key;
+  return [loadOrCreateDevSecretKey(env.BRAIN_DATA_DIR).key];
 }

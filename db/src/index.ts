@@ -16,7 +16,12 @@ export {
   WORKER_QUEUE,
 } from "./boss.js";
 export type { CallKey } from "./call-key.js";
-export { callbackToken, verifyCallbackToken } from "./callback-token.js";
+export {
+  CALLBACK_TOKEN_TTL_MS,
+  type CallbackRoute,
+  callbackToken,
+  verifyCallbackToken,
+} from "./callback-token.js";
 export { CommitFanout, type CommitFeed, type CommitHandler } from "./commit-feed.js";
 export {
   type CommitKeys,
@@ -37,8 +42,9 @@ export {
   runningEmbeddedUrl,
   startEmbeddedPostgres,
 } from "./embedded.js";
-export { parseEnv, resolveSecretKey, SharedEnvSchema } from "./env.js";
+export { parseEnv, resolveSecretKeys, SharedEnvSchema } from "./env.js";
 export { isDataException } from "./errors.js";
+export { InvocationSigner } from "./invocation-signer.js";
 export { asStoredJson } from "./jsonb-order.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { surviveLostConnections } from "./lost-connections.js";
@@ -51,6 +57,7 @@ export {
   listAppTokens,
   readAppToken,
   revokeAppToken,
+  revokedAmong,
   sessionTokenId,
 } from "./ops/app-tokens.js";
 export {
@@ -109,7 +116,7 @@ export {
   replaceEnvironment,
   type StoredEnvironment,
 } from "./ops/environments.js";
-export { closeConnection, hostExists, hostTokenHash, insertHost, openConnection } from "./ops/hosts.js";
+export { closeConnection, hostAuth, hostExists, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
 export {
   type CallAnswer,
@@ -174,6 +181,7 @@ export {
   turnState,
 } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
+export { type Resealed, resealSecrets, secretsByKey } from "./ops/reseal.js";
 export {
   MCP_TASK_KIND,
   type ReleaseFilter,
@@ -238,5 +246,12 @@ export {
   quoteIdent,
   SCHEMA_NAME_PATTERN,
 } from "./schema-name.js";
-export { loadOrCreateDevSecretKey, parseSecretKey, SECRET_KEY_FILE, type Sealed, SecretBox } from "./secrets.js";
+export {
+  loadOrCreateDevSecretKey,
+  parseSecretKey,
+  parseSecretKeys,
+  SECRET_KEY_FILE,
+  type Sealed,
+  SecretBox,
+} from "./secrets.js";
 export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions, type WrittenRecord } from "./writer.js";

@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -6,6 +14,10 @@ import { join } from "node:path";
  * Secrets at rest (provider API keys, Environment headers): AES-256-GCM under the server key
  * (BRAIN_SECRET_KEY). Each secret is bound to its row by the additional authenticated data, so a
  * ciphertext copied to another session or name fails to open instead of decrypting there.
+ *
+ * The key is a ring: the first key seals and signs, every key of the ring opens what it sealed and
+ * verifies what it signed. Rotating is adding a new first key (the old ones after it), re-sealing
+ * (`brain keys rotate`), then dropping the old ones.
  */
 export interface Sealed {
   keyId: string;
@@ -15,47 +27,101 @@ export interface Sealed {
 }
 
 export class SecretBox {
-  /** A fingerprint of the key, stored with each secret: never the key itself. */
+  /** A fingerprint of the primary key, stored with each secret it seals: never the key itself. */
   readonly keyId: string;
-  readonly #key: Buffer;
+  /** Every key of the ring by its fingerprint, the primary first. */
+  readonly #ring: Map<string, Buffer>;
 
-  constructor(key: Buffer) {
-    if (key.length !== 32) throw new Error("the secret key must be 32 bytes");
-    this.#key = Buffer.from(key);
-    this.keyId = createHash("sha256").update("brain-secret-key-id\0").update(key).digest("hex").slice(0, 16);
+  constructor(keys: Buffer | readonly Buffer[]) {
+    const ring = Buffer.isBuffer(keys) ? [keys] : keys;
+    if (ring.length === 0) throw new Error("the secret key ring is empty");
+    this.#ring = new Map();
+    for (const key of ring) {
+      if (key.length !== 32) throw new Error("the secret key must be 32 bytes");
+      this.#ring.set(keyFingerprint(key), Buffer.from(key));
+    }
+    this.keyId = this.#ring.keys().next().value as string;
+  }
+
+  /** The fingerprints of the ring's keys, the primary first. */
+  get keyIds(): string[] {
+    return [...this.#ring.keys()];
   }
 
   seal(plaintext: string, aad: string): Sealed {
     const nonce = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.#key, nonce);
+    const cipher = createCipheriv("aes-256-gcm", this.#primary, nonce);
     cipher.setAAD(Buffer.from(aad, "utf8"));
     const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     return { keyId: this.keyId, nonce, ciphertext, tag: cipher.getAuthTag() };
   }
 
   /**
-   * HMAC-SHA256 of `message` under a key derived from this key for `purpose` alone, so a MAC made
-   * for one purpose (a callback token, say) never verifies as another's.
+   * HMAC-SHA256 of `message` under a key derived from the primary key for `purpose` alone, so a
+   * MAC made for one purpose (a callback token, say) never verifies as another's.
    */
   mac(purpose: string, message: string): Buffer {
-    const key = createHmac("sha256", this.#key).update(`brain-mac\0${purpose}`).digest();
-    return createHmac("sha256", key).update(message, "utf8").digest();
+    return macUnder(this.#primary, purpose, message);
+  }
+
+  /** Whether `given` is the MAC of `message` for `purpose` under any key of the ring. */
+  verifyMac(purpose: string, message: string, given: Buffer): boolean {
+    let ok = false;
+    for (const key of this.#ring.values()) {
+      const expected = macUnder(key, purpose, message);
+      ok = (given.length === expected.length && timingSafeEqual(given, expected)) || ok;
+    }
+    return ok;
+  }
+
+  /**
+   * A 32-byte key derived from each key of the ring for `purpose` (the invocation signing keys'
+   * seeds, say), the primary's first: never usable as the keys themselves.
+   */
+  derive(purpose: string): { keyId: string; bytes: Buffer }[] {
+    return [...this.#ring].map(([keyId, key]) => ({
+      keyId,
+      bytes: Buffer.from(hkdfSync("sha256", key, "brain", purpose, 32)),
+    }));
   }
 
   open(sealed: Sealed, aad: string): string {
-    if (sealed.keyId !== this.keyId) {
+    const key = this.#ring.get(sealed.keyId);
+    if (!key) {
       throw new Error(
-        `the secret was sealed under key ${sealed.keyId}, not this process's key ${this.keyId}: set the same BRAIN_SECRET_KEY on every server and worker`,
+        `the secret was sealed under key ${sealed.keyId}, which is not in this process's BRAIN_SECRET_KEY (${this.keyIds.join(", ")}): set the same keys on every server and worker`,
       );
     }
-    const decipher = createDecipheriv("aes-256-gcm", this.#key, sealed.nonce);
+    const decipher = createDecipheriv("aes-256-gcm", key, sealed.nonce);
     decipher.setAAD(Buffer.from(aad, "utf8"));
     decipher.setAuthTag(sealed.tag);
     return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString("utf8");
   }
+
+  get #primary(): Buffer {
+    return this.#ring.get(this.keyId)!;
+  }
 }
 
-/** BRAIN_SECRET_KEY: 64 hex digits, or base64 of 32 bytes. */
+function keyFingerprint(key: Buffer): string {
+  return createHash("sha256").update("brain-secret-key-id\0").update(key).digest("hex").slice(0, 16);
+}
+
+function macUnder(key: Buffer, purpose: string, message: string): Buffer {
+  const derived = createHmac("sha256", key).update(`brain-mac\0${purpose}`).digest();
+  return createHmac("sha256", derived).update(message, "utf8").digest();
+}
+
+/**
+ * BRAIN_SECRET_KEY: a key ring, comma-separated, the primary (sealing, signing) first; each key 64
+ * hex digits or base64 of 32 bytes. Null when any of them is not a key.
+ */
+export function parseSecretKeys(text: string): Buffer[] | null {
+  const keys = text.split(",").map((k) => parseSecretKey(k));
+  return keys.length > 0 && keys.every((k) => k !== null) ? (keys as Buffer[]) : null;
+}
+
+/** One key: 64 hex digits, or base64 of 32 bytes. */
 export function parseSecretKey(text: string): Buffer | null {
   const t = text.trim();
   if (/^[0-9a-fA-F]{64}$/.test(t)) return Buffer.from(t, "hex");

@@ -1,8 +1,10 @@
 // toolHandler on its own: what it answers to requests that are not invocations (hostile input,
 // unknown tools) and to invocations that must run nothing, against a real node:http server. The
-// callback receiver is a local server speaking Brain's callback wire format.
+// callback receiver is a local server speaking Brain's callback wire format; the invocations are
+// signed as Brain signs them, with keys the handler is given.
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { InvocationSigner, SecretBox } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { BrainError, ERROR_CODES, fastifyTools, httpTool, tool, toolHandler } from "../src/index.js";
@@ -38,8 +40,10 @@ const frames: { authorization: string | undefined; body: unknown }[] = [];
 let app: string;
 let callbackUrl: string;
 
+const signer = new InvocationSigner(new SecretBox(Buffer.alloc(32, 1)));
+
 beforeAll(async () => {
-  app = await serve(toolHandler([echo(), big()], { maxBodyBytes: 4096 }));
+  app = await serve(toolHandler([echo(), big()], { maxBodyBytes: 4096, keys: signer.keys() }));
   callbackUrl = await serve((req, res) => {
     let text = "";
     req.on("data", (c) => (text += c));
@@ -68,7 +72,8 @@ const invocation = (overrides: Record<string, unknown> = {}) => ({
 });
 
 async function post(body: string | undefined, headers: Record<string, string> = {}, method = "POST") {
-  const res = await fetch(app, { method, headers, body });
+  const signature: Record<string, string> = body === undefined ? {} : { "brain-signature": signer.sign(body, app) };
+  const res = await fetch(app, { method, headers: { ...signature, ...headers }, body });
   return { status: res.status, json: (await res.json()) as { error?: { code: string; message: string } } };
 }
 

@@ -16,6 +16,7 @@ import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostSocketRoutes } from "./routes/host-socket.js";
 import { hostRoutes } from "./routes/hosts.js";
+import { keyRoutes } from "./routes/keys.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { messageRoutes } from "./routes/messages.js";
 import { metricsRoutes } from "./routes/metrics.js";
@@ -99,6 +100,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     },
   });
   await app.register(healthRoutes);
+  await app.register(keyRoutes);
   await app.register(openApiRoutes);
   // The console's static files: public, they hold no data (its data routes are the operator's).
   await app.register(consoleFileRoutes);

@@ -1,5 +1,5 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
-import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
+import { parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 import type { QuotaDefaults } from "./quotas.js";
 import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./traces/otlp-config.js";
@@ -53,6 +53,25 @@ export const ConfigSchema = SharedEnvSchema.extend({
 
 export type Env = z.input<typeof ConfigSchema>;
 
+/**
+ * A server others can reach needs secrets of its own choosing: a generated operator token would be
+ * printed to whoever reads its output, and a generated key would differ on every replica (each
+ * unable to open the others' secrets). Loopback is the development default; anything else must set
+ * both.
+ */
+function requireExplicitSecrets(c: z.output<typeof ConfigSchema>): void {
+  if (isLoopback(c.BRAIN_HOST)) return;
+  const missing = [!c.BRAIN_API_TOKEN && "BRAIN_API_TOKEN", !c.BRAIN_SECRET_KEY && "BRAIN_SECRET_KEY"].filter(Boolean);
+  if (missing.length === 0) return;
+  throw new Error(
+    `invalid configuration: BRAIN_HOST=${c.BRAIN_HOST} listens beyond loopback, so ${missing.join(" and ")} must be set (nothing is generated for a server others can reach)`,
+  );
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 export interface Config {
   databaseUrl: string | undefined;
   schema: string;
@@ -74,8 +93,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** BRAIN_RETENTION_DAYS; 0 = keep forever. */
   retentionDays: number;
-  /** AES-256-GCM key for secrets at rest (BRAIN_SECRET_KEY, or the generated dev key). */
-  secretKey: Buffer;
+  /** The key ring for secrets at rest, the sealing key first (BRAIN_SECRET_KEY, or the generated dev key). */
+  secretKeys: Buffer[];
   /** BRAIN_METRICS: who may read GET /metrics, or no metrics. */
   metrics: "token" | "open" | "off";
   /** OpenTelemetry trace export (the standard OTEL_EXPORTER_OTLP_* variables); null: off. */
@@ -90,6 +109,7 @@ export interface Config {
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const c = parseEnv(ConfigSchema, env);
+  requireExplicitSecrets(c);
   return {
     databaseUrl: c.DATABASE_URL,
     schema: c.BRAIN_SCHEMA,
@@ -108,7 +128,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
     publicUrl: c.BRAIN_PUBLIC_URL,
     retentionDays: c.BRAIN_RETENTION_DAYS,
-    secretKey: resolveSecretKey(c),
+    secretKeys: resolveSecretKeys(c),
     metrics: c.BRAIN_METRICS,
     traces: traceExportConfig(c),
     // No DATABASE_URL: the embedded development default, where loopback is open unless set.

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { type CommitFeed, surviveLostConnections } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
@@ -42,19 +44,29 @@ export async function runServer(config: Config): Promise<RunningServer> {
     `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}`,
     `Console: ${url}/console/ (asks for the operator token)`,
   ];
-  // The embedded database's URL carries its generated password (kept in BRAIN_DATA_DIR/pg-password).
-  if (db.embedded)
-    banner.push(`Database: psql "${db.url}" -c "SELECT session_id, seq, kind FROM ${config.schema}.journal LIMIT 10"`);
+  // The embedded database's generated password stays in its file (BRAIN_DATA_DIR/pg-password);
+  // a cluster made before generated passwords has the fixed one, no secret, in its URL.
+  if (db.embedded) {
+    const url = new URL(db.url);
+    const file = join(config.dataDir, "pg-password");
+    const password = existsSync(file) ? `PGPASSWORD="$(cat ${file})" ` : "";
+    if (password) url.password = "";
+    const query = `SELECT session_id, seq, kind FROM ${config.schema}.journal LIMIT 10`;
+    banner.push(`Database: ${password}psql "${url.href}" -c "${query}"`);
+  }
   banner.push(`Egress: ${egressLine(config.egress)}`);
   if (config.traces) {
     // Where spans go, without what could be a credential (userinfo, query); headers never shown.
     const to = new URL(config.traces.url);
     banner.push(`Traces: OTLP ${config.traces.protocol} to ${to.origin}${to.pathname}`);
   }
-  if (dev) {
-    // The operator asked for a generated token by not setting one; showing it is the point.
+  if (dev?.created) {
+    // The operator asked for a generated token by not setting one: it is shown once, when made.
     banner.push(`Operator token (saved in ${dev.path}): ${dev.token}`);
     banner.push(`Try: export BRAIN_URL=${url} BRAIN_TOKEN=${dev.token}`);
+  } else if (dev) {
+    banner.push(`Operator token: saved in ${dev.path} (shown when it was generated)`);
+    banner.push(`Try: export BRAIN_URL=${url} BRAIN_TOKEN="$(cat ${dev.path})"`);
   }
   process.stdout.write(`${banner.join("\n")}\n`);
   let closed: Promise<void> | undefined;

@@ -11,6 +11,7 @@ import {
   endCalls,
   endOverdueCalls,
   heartbeat,
+  InvocationSigner,
   JournalWriter,
   listenForCommits,
   PendingRepairs,
@@ -33,9 +34,11 @@ import { DeadlineJobs } from "./loop/deadline-jobs.js";
 import { TurnNotices } from "./loop/turns.js";
 import { PrometheusMetrics } from "./metrics/prometheus.js";
 import { type Metrics, noMetrics } from "./metrics/sink.js";
+import { OwnedStreams } from "./owned-streams.js";
 import { Quotas } from "./quotas.js";
 import { sweep } from "./recovery.js";
 import { startRetention } from "./retention.js";
+import { closeRevoked } from "./revocation.js";
 import type { Services } from "./services.js";
 import { startTraceExporter } from "./traces/exporter.js";
 
@@ -49,8 +52,10 @@ export interface Runtime extends Services {
   readonly dispatch: Dispatcher;
   readonly actors: ActorRegistry;
   readonly toolModels: ToolModelCalls;
-  /** Open event streams, ended when the server shuts down. */
-  readonly streams: Set<() => void>;
+  /** Open event streams and waiting MCP requests, ended at shutdown and when their token is revoked. */
+  readonly streams: OwnedStreams;
+  /** Signs invocations for applications' tool handlers; its public keys are GET /v1/keys. */
+  readonly invocations: InvocationSigner;
   /** The Prometheus registry GET /metrics serves; null with BRAIN_METRICS=off. */
   readonly prometheus: PrometheusMetrics | null;
   /** Ready to serve when both hold: the database answers, and the LISTEN connection is in place. */
@@ -140,7 +145,7 @@ export async function startRuntime(
     { listen: false },
   );
   const deadlineJobs = new DeadlineJobs(boss, writer);
-  const secrets = new SecretBox(config.secretKey);
+  const secrets = new SecretBox(config.secretKeys);
   const egress = new Egress({ allow: config.egress.allow, proxy: config.egress.proxy });
   const modelTransport = { fetch: egress.fetch, maxAnswerBytes: config.maxUpstreamBytes };
   const quotas = new Quotas(sql, config.quotas);
@@ -196,7 +201,8 @@ export async function startRuntime(
     egress,
     modelTransport,
     quotas,
-    streams: new Set<() => void>(),
+    invocations: new InvocationSigner(secrets),
+    streams: new OwnedStreams(),
     closing: closing.signal,
     turns,
     availability,
@@ -275,6 +281,8 @@ export async function startRuntime(
       await rt.actors.parkIdle();
       await rt.repairs.run();
       await rt.toolModels.stopEnded();
+      // What a token revoked on any server held open here goes within a heartbeat.
+      await closeRevoked(rt);
       // After an outage every process's heartbeat is stale at once: liveness.ts keeps the first
       // server back from declaring the others dead, or taking their sessions, before they beat.
       await sweep(rt);
@@ -306,7 +314,7 @@ export async function startRuntime(
     beginShutdown() {
       if (closing.signal.aborted) return;
       closing.abort();
-      for (const end of [...rt.streams]) end();
+      rt.streams.end();
       for (const conn of rt.hosts.all()) conn.close();
     },
     async stop() {

@@ -1,5 +1,5 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
-import { parseEnv, resolveSecretKey, SharedEnvSchema } from "@aexhq/brain-db";
+import { parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 import type { ComponentLimits } from "./sandbox/limits.js";
 
@@ -41,7 +41,7 @@ export interface WorkerConfig {
   logLevel: string;
   maxModelCalls: number;
   /** Opens the session secrets that model calls and HTTP Environments need (same key as the servers). */
-  secretKey: Buffer;
+  secretKeys: Buffer[];
   /** Whether the health port also serves /metrics (default true; false with BRAIN_METRICS=off). */
   metrics?: boolean;
   /** Where the worker's /healthz and /readyz listen; no probes when undefined. */
@@ -70,7 +70,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     cacheDir: c.BRAIN_WORKER_CACHE_DIR,
     logLevel: c.BRAIN_LOG_LEVEL,
     maxModelCalls: c.BRAIN_MAX_MODEL_CALLS,
-    secretKey: resolveSecretKey(c),
+    secretKeys: resolveSecretKeys(c),
     metrics: c.BRAIN_METRICS !== "off",
     // A worker always has a database of its own naming: loopback is open only where set.
     egress: egressConfig(c, false),

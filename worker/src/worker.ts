@@ -13,6 +13,7 @@ import {
   connect,
   DatabaseAvailability,
   endCalls,
+  InvocationSigner,
   JournalWriter,
   listenForCommits,
   migrate,
@@ -105,7 +106,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const limits = options.componentLimits ?? DEFAULT_COMPONENT_LIMITS;
   const cache = new ComponentCache(sql, options.cacheDir, memoryPages(limits));
   const spares = new SparePool();
-  const secrets = new SecretBox(options.secretKey);
+  const secrets = new SecretBox(options.secretKeys);
   const egress = new Egress({ allow: options.egress.allow, proxy: options.egress.proxy });
   const models = new ToolModelCalls({
     sql,
@@ -199,6 +200,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     egress,
     maxUpstreamBytes: options.maxUpstreamBytes,
     limits,
+    signer: new InvocationSigner(secrets),
     ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
   };
   const tokenSlots = tokenSlotsOf(options);

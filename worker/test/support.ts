@@ -310,7 +310,7 @@ export function inProcessWorker(h: Harness, overrides: WorkerOverrides = {}): Pr
     cacheDir: overrides.cacheDir ?? SHARED_CACHE,
     logLevel: "silent",
     maxModelCalls: overrides.maxModelCalls ?? 100,
-    secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+    secretKeys: [Buffer.from(TEST_SECRET_KEY, "hex")],
     ...loopbackEgressConfig(),
     log: overrides.log ?? captureLog().logger,
     ...(overrides.afterEndGraceMs === undefined ? {} : { afterEndGraceMs: overrides.afterEndGraceMs }),

@@ -25,6 +25,7 @@ import {
   SessionToolsSchema,
   UpdateTokenBodySchema,
 } from "../http.js";
+import { BrainKeysSchema } from "../invocation-signature.js";
 import { ModelRequestSchema, ModelResultSchema } from "../model.js";
 import { CONSOLE_ROUTES } from "./console-routes.js";
 import { MCP_ROUTES } from "./mcp-routes.js";
@@ -115,6 +116,14 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
       503: { description: "Not ready (status unavailable).", schema: ReadinessSchema },
     },
     errors: ALWAYS,
+  },
+  "GET /v1/keys": {
+    summary: "Brain's invocation signing keys",
+    description:
+      "The Ed25519 public keys (a JWK Set) that verify the brain-signature header of the invocations Brain POSTs to applications' tool handlers. Public.",
+    auth: "none",
+    responses: { 200: { description: "The keys.", schema: BrainKeysSchema } },
+    errors: V1,
   },
   "GET /openapi.json": {
     summary: "This API description",

@@ -60,6 +60,14 @@ export async function revokeAppToken(sql: Sql, id: string): Promise<AppTokenRow 
   return row ?? null;
 }
 
+/** Of these application tokens, the ones revoked. */
+export async function revokedAmong(sql: Sql, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
+    SELECT id FROM app_tokens WHERE id = ANY(${sql.array([...ids])}::uuid[]) AND revoked_at IS NOT NULL`;
+  return new Set(rows.map((r) => r.id));
+}
+
 /** The owning token of a session: undefined when there is no such session, null for the operator's. */
 export async function sessionTokenId(sql: Sql, sessionId: string): Promise<string | null | undefined> {
   const [row] = await sql<{ token_id: string | null }[]>`SELECT token_id FROM sessions WHERE id = ${sessionId}`;

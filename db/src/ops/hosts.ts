@@ -20,14 +20,15 @@ export async function insertHost(
 }
 
 /**
- * The host's token hash, or null when there is no such host or the application token that
- * registered it was revoked: revoking an application also refuses its hosts' new connections.
+ * The host's token hash and owning application token (null: the operator's host), or null when
+ * there is no such host or its application token was revoked: revoking an application also
+ * refuses its hosts' new connections.
  */
-export async function hostTokenHash(sql: Sql, id: string): Promise<Buffer | null> {
-  const [row] = await sql<{ token_hash: Buffer }[]>`
-    SELECT h.token_hash FROM hosts h LEFT JOIN app_tokens t ON t.id = h.token_id
+export async function hostAuth(sql: Sql, id: string): Promise<{ tokenHash: Buffer; tokenId: string | null } | null> {
+  const [row] = await sql<{ token_hash: Buffer; token_id: string | null }[]>`
+    SELECT h.token_hash, h.token_id FROM hosts h LEFT JOIN app_tokens t ON t.id = h.token_id
     WHERE h.id = ${id} AND t.revoked_at IS NULL`;
-  return row?.token_hash ?? null;
+  return row ? { tokenHash: row.token_hash, tokenId: row.token_id } : null;
 }
 
 /**

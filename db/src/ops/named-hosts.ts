@@ -105,13 +105,19 @@ export async function insertReplica(
   });
 }
 
-/** A replica's token hash and host, or null when unknown or its owner's token was revoked. */
-export async function replicaAuth(sql: Sql, id: string): Promise<{ tokenHash: Buffer; hostId: string } | null> {
-  const [row] = await sql<{ token_hash: Buffer; host_id: string }[]>`
-    SELECT r.token_hash, r.host_id FROM host_replicas r JOIN hosts h ON h.id = r.host_id
+/**
+ * A replica's token hash, host and owning application token (null: the operator's), or null when
+ * unknown or its owner's token was revoked.
+ */
+export async function replicaAuth(
+  sql: Sql,
+  id: string,
+): Promise<{ tokenHash: Buffer; hostId: string; tokenId: string | null } | null> {
+  const [row] = await sql<{ token_hash: Buffer; host_id: string; token_id: string | null }[]>`
+    SELECT r.token_hash, r.host_id, h.token_id FROM host_replicas r JOIN hosts h ON h.id = r.host_id
     LEFT JOIN app_tokens t ON t.id = h.token_id
     WHERE r.id = ${id} AND t.revoked_at IS NULL`;
-  return row ? { tokenHash: row.token_hash, hostId: row.host_id } : null;
+  return row ? { tokenHash: row.token_hash, hostId: row.host_id, tokenId: row.token_id } : null;
 }
 
 /**

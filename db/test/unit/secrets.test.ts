@@ -4,7 +4,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadOrCreateDevSecretKey, parseSecretKey, resolveSecretKey, SecretBox } from "@aexhq/brain-db";
+import {
+  loadOrCreateDevSecretKey,
+  parseSecretKey,
+  parseSecretKeys,
+  resolveSecretKeys,
+  SecretBox,
+} from "@aexhq/brain-db";
 import { describe, expect, it } from "vitest";
 
 describe("SecretBox", () => {
@@ -33,7 +39,38 @@ describe("SecretBox", () => {
     const other = new SecretBox(randomBytes(32));
     expect(other.keyId).not.toBe(box.keyId);
     expect(box.keyId).toMatch(/^[0-9a-f]{16}$/);
-    expect(() => other.open(box.seal("x", "s/n"), "s/n")).toThrow(/same BRAIN_SECRET_KEY/);
+    expect(() => other.open(box.seal("x", "s/n"), "s/n")).toThrow(/not in this process's BRAIN_SECRET_KEY/);
+  });
+});
+
+describe("SecretBox, a key ring", () => {
+  const [oldKey, newKey] = [randomBytes(32), randomBytes(32)];
+  const before = new SecretBox(oldKey);
+  const ring = new SecretBox([newKey, oldKey]);
+
+  it("seals with its first key and opens what any of its keys sealed", () => {
+    const sealed = before.seal("old secret", "s/model");
+    expect(ring.open(sealed, "s/model")).toBe("old secret");
+    expect(ring.seal("new", "s/model").keyId).toBe(new SecretBox(newKey).keyId);
+    expect(ring.keyIds).toEqual([new SecretBox(newKey).keyId, before.keyId]);
+    expect(() => new SecretBox(newKey).open(sealed, "s/model")).toThrow(/not in this process's BRAIN_SECRET_KEY/);
+  });
+
+  it("signs with its first key and verifies what any of its keys signed, per purpose", () => {
+    const old = before.mac("callback", "call 1");
+    expect(ring.verifyMac("callback", "call 1", old)).toBe(true);
+    expect(ring.verifyMac("callback", "call 2", old)).toBe(false);
+    expect(ring.verifyMac("other purpose", "call 1", old)).toBe(false);
+    expect(new SecretBox(newKey).verifyMac("callback", "call 1", old)).toBe(false);
+    expect(ring.mac("callback", "x").equals(new SecretBox(newKey).mac("callback", "x"))).toBe(true);
+  });
+
+  it("derives a key per purpose and per key, never a key itself", () => {
+    const [first, second] = ring.derive("signing");
+    expect([first?.keyId, second?.keyId]).toEqual(ring.keyIds);
+    expect(first?.bytes.equals(newKey)).toBe(false);
+    expect(first?.bytes.equals(ring.derive("other")[0]!.bytes)).toBe(false);
+    expect(first?.bytes.equals(new SecretBox(newKey).derive("signing")[0]!.bytes)).toBe(true);
   });
 });
 
@@ -52,18 +89,20 @@ describe("the secret key", () => {
     expect(first.created).toBe(true);
     expect(statSync(first.path).mode & 0o777).toBe(0o600);
     expect(readFileSync(first.path, "utf8").trim()).toBe(first.key.toString("hex"));
-    const again = resolveSecretKey({ BRAIN_DATA_DIR: join(dir, "data") });
-    expect(again.equals(first.key)).toBe(true);
+    const again = resolveSecretKeys({ BRAIN_DATA_DIR: join(dir, "data") });
+    expect(again).toHaveLength(1);
+    expect(again[0]!.equals(first.key)).toBe(true);
   });
 
   it("is never generated in production, and BRAIN_SECRET_KEY wins when set", () => {
     const dir = mkdtempSync(join(tmpdir(), "brain-key-"));
-    expect(() => resolveSecretKey({ BRAIN_DATA_DIR: dir, NODE_ENV: "production" })).toThrow(
+    expect(() => resolveSecretKeys({ BRAIN_DATA_DIR: dir, NODE_ENV: "production" })).toThrow(
       /BRAIN_SECRET_KEY is required/,
     );
     const key = randomBytes(32).toString("hex");
-    expect(
-      resolveSecretKey({ BRAIN_DATA_DIR: dir, NODE_ENV: "production", BRAIN_SECRET_KEY: key }).toString("hex"),
-    ).toBe(key);
+    const ring = resolveSecretKeys({ BRAIN_DATA_DIR: dir, NODE_ENV: "production", BRAIN_SECRET_KEY: key });
+    expect(ring.map((k) => k.toString("hex"))).toEqual([key]);
+    expect(parseSecretKeys(`${key},${"0".repeat(64)}`)).toHaveLength(2);
+    expect(parseSecretKeys(`${key},short`)).toBeNull();
   });
 });

@@ -1,15 +1,22 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BrainError, type HttpToolInvocation, HttpToolInvocationSchema, issuesForWire } from "../contracts.js";
+import type { InvocationVerifier } from "./verify.js";
 
 /**
  * Reads and validates the invocation Brain POSTs. Anything else is refused with a Brain error:
- * another method or media type, a body over `maxBytes`, JSON that is not an invocation.
+ * another method or media type, a body over `maxBytes`, a body Brain did not sign for this handler
+ * (`unauthorized`, see verify.ts), JSON that is not an invocation.
  */
-export async function readInvocation(req: IncomingMessage, maxBytes: number): Promise<HttpToolInvocation> {
+export async function readInvocation(
+  req: IncomingMessage,
+  maxBytes: number,
+  verifier: InvocationVerifier,
+): Promise<HttpToolInvocation> {
   if (req.method !== "POST") throw new BrainError("invalid_request", "POST a tool invocation here.");
   const type = String(req.headers["content-type"] ?? "");
   if (!/^application\/json\s*(;|$)/i.test(type)) throw new BrainError("unsupported_media_type");
   const text = await readBody(req, maxBytes);
+  await verifier.check(req, text);
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -3,8 +3,9 @@ import { BrainError, MAX_BODY_BYTES } from "../contracts.js";
 import { isPlacedTool, type PlacedTool, runtimeOf, type ToolRuntime } from "../tool.js";
 import { HttpToolCall } from "./http-call.js";
 import { answer, answerError, readInvocation } from "./invocation-request.js";
+import { InvocationVerifier, type VerifyOptions } from "./verify.js";
 
-export interface ToolHandlerOptions {
+export interface ToolHandlerOptions extends VerifyOptions {
   /** The largest invocation body accepted (default 1 MiB); larger ones are answered 413. */
   maxBodyBytes?: number;
 }
@@ -19,14 +20,19 @@ export type ToolRequestListener = (req: IncomingMessage, res: ServerResponse) =>
  * handler has returned and Brain has acknowledged what it sent. Place the tools in sessions with
  * `lookup({ env: hostEnv({ name, url }), ...options })`.
  *
- * Answers: 200 `{ finished }` after a run; 400 / 413 / 415 with a Brain error body for a request
- * that is not an invocation; 404 (`not_found`) for a tool this handler does not serve.
+ * Only Brain's invocations run: each carries Brain's signature for this handler's URL, checked
+ * against Brain's keys (`brainUrl`, default BRAIN_URL, or `keys`); see VerifyOptions.
+ *
+ * Answers: 200 `{ finished }` after a run; 401 (`unauthorized`) for an invocation Brain did not
+ * sign for this handler; 400 / 413 / 415 with a Brain error body for a request that is not an
+ * invocation; 404 (`not_found`) for a tool this handler does not serve.
  */
 export function toolHandler(tools: readonly PlacedTool[], options: ToolHandlerOptions = {}): ToolRequestListener {
   const served = toolRegistry(tools);
   const maxBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const verifier = new InvocationVerifier(options);
   return (req, res) => {
-    serve(served, maxBytes, req, res).catch((err) => {
+    serve(served, maxBytes, verifier, req, res).catch((err) => {
       answerError(res, err instanceof BrainError ? err : new BrainError("internal_error"));
     });
   };
@@ -35,10 +41,11 @@ export function toolHandler(tools: readonly PlacedTool[], options: ToolHandlerOp
 async function serve(
   served: Map<string, ToolRuntime>,
   maxBytes: number,
+  verifier: InvocationVerifier,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const invocation = await readInvocation(req, maxBytes);
+  const invocation = await readInvocation(req, maxBytes, verifier);
   const tool = served.get(invocation.tool);
   if (!tool) throw new BrainError("not_found", `No tool named ${JSON.stringify(invocation.tool)} is served here.`);
   const call = new HttpToolCall(invocation, tool);

@@ -45,17 +45,20 @@ export class HostConnection {
   private readonly attached: Set<string> | null;
   /** Set when this is a replica of a named host: its calls are claimed by fair share. */
   readonly replicaId: string | null;
+  /** The application token that owns the host (null: the operator's): revoking it closes this. */
+  readonly ownerTokenId: string | null;
 
   constructor(
     private readonly rt: ConnectionDeps,
     private readonly socket: WebSocket,
     readonly id: string,
     readonly hostId: string,
-    options: { replicaId?: string; attachedOnly?: boolean; flush?: () => void } = {},
+    options: { replicaId?: string; attachedOnly?: boolean; flush?: () => void; ownerTokenId?: string | null } = {},
   ) {
     this.flush = options.flush ?? null;
     this.parts = new PartCollector(rt.config.maxEmittedBytes);
     this.replicaId = options.replicaId ?? null;
+    this.ownerTokenId = options.ownerTokenId ?? null;
     this.attached = options.attachedOnly && !this.replicaId ? new Set() : null;
   }
 

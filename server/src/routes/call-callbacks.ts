@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { BrainError, CallFrameBodySchema, ERROR_CODES } from "@aexhq/brain-contracts";
-import { modelGranted, type SecretBox, setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
+import { type CallbackRoute, modelGranted, type SecretBox, setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Config } from "../config.js";
@@ -34,7 +34,7 @@ export async function callCallbackRoutes(app: FastifyInstance): Promise<void> {
     await setServerUrl(rt.sql, rt.serverId, callbackBaseUrl(rt.config, addresses));
   });
 
-  const authenticate = callTokenCheck(rt.secrets, verified);
+  const authenticate = callTokenCheck(rt.secrets, "frames", verified);
   app.post(
     "/v1/calls/:sessionId/:sequence/frames",
     {
@@ -94,7 +94,7 @@ export async function callModelRoutes(app: FastifyInstance): Promise<void> {
   const verified = new WeakMap<FastifyRequest, string>();
   app.post(
     "/v1/calls/:sessionId/:sequence/model",
-    { onRequest: callTokenCheck(rt.secrets, verified) },
+    { onRequest: callTokenCheck(rt.secrets, "model", verified) },
     async (request, reply) => {
       const { sessionId, sequence } = parseInput(CallParamsSchema, request.params);
       if (!(await modelGranted(rt.sql, sessionId, sequence))) throw new BrainError("model_not_granted");
@@ -117,16 +117,16 @@ export async function callModelRoutes(app: FastifyInstance): Promise<void> {
 
 /**
  * The onRequest check of the call-scoped routes, before the body is read: a request without this
- * call's token (as a bearer token or `brain-call-token`) learns nothing. It remembers the worker
- * connection the token names.
+ * call's unexpired token for this route (as a bearer token or `brain-call-token`) learns nothing.
+ * It remembers the worker connection the token names.
  */
-function callTokenCheck(secrets: SecretBox, verified: WeakMap<FastifyRequest, string>) {
+function callTokenCheck(secrets: SecretBox, route: CallbackRoute, verified: WeakMap<FastifyRequest, string>) {
   return async (request: FastifyRequest) => {
     const params = CallParamsSchema.safeParse(request.params);
     const token = params.success ? (bearer(request) ?? request.headers["brain-call-token"]) : null;
     const connectionId =
       params.success && typeof token === "string"
-        ? verifyCallbackToken(secrets, token, { sessionId: params.data.sessionId, seq: params.data.sequence })
+        ? verifyCallbackToken(secrets, token, route, { sessionId: params.data.sessionId, seq: params.data.sequence })
         : null;
     if (connectionId === null) throw new BrainError("unauthorized", "Missing or invalid call token.");
     verified.set(request, connectionId);

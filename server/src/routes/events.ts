@@ -1,6 +1,7 @@
 import { BrainError, EventsQuerySchema, type JournalEvent } from "@aexhq/brain-contracts";
 import { getSession, readRecordPage, sessionStatus } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
+import { ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { SessionParamsSchema } from "./params.js";
 import { BoundedWriter } from "./stream-writer.js";
@@ -98,8 +99,8 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
 
     const unsubscribe = query.follow ? rt.bus.onSession(id, () => void pump()) : () => {};
     request.raw.on("close", end);
-    rt.streams.add(end);
-    res.on("close", () => rt.streams.delete(end));
+    // Ended at shutdown, and if the token that opened it is revoked.
+    res.on("close", rt.streams.add(ownerOf(request.principal), end));
     reply.hijack();
     res.writeHead(200, { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" });
     // A follower with nothing to read yet still learns at once that the stream is open.

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { BrainError, corkPerTick } from "@aexhq/brain-contracts";
-import { closeConnection, endCalls, hostTokenHash, isUnavailable, openConnection } from "@aexhq/brain-db";
+import { closeConnection, endCalls, hostAuth, isUnavailable, openConnection } from "@aexhq/brain-db";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";
@@ -10,7 +10,7 @@ import { parseInput } from "../plugins/validate.js";
 const ParamsSchema = z.strictObject({ id: z.uuid() });
 /** `sessions=attached`: the host names the sessions it serves (attach frames); only theirs are sent. */
 const QuerySchema = z.object({ sessions: z.enum(["attached", "all"]).optional() });
-const connectionIds = new WeakMap<FastifyRequest, string>();
+const opened = new WeakMap<FastifyRequest, { connectionId: string; ownerTokenId: string | null }>();
 
 /**
  * Hosts keep a WebSocket open here. Authentication happens before the upgrade, and the
@@ -25,11 +25,11 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
       websocket: true,
       preValidation: async (request) => {
         const { id } = parseInput(ParamsSchema, request.params);
-        const hash = await hostTokenHash(rt.sql, id);
-        if (!hash || !tokenMatches(bearer(request), hash)) throw new BrainError("unauthorized");
+        const auth = await hostAuth(rt.sql, id);
+        if (!auth || !tokenMatches(bearer(request), auth.tokenHash)) throw new BrainError("unauthorized");
         const connectionId = randomUUID();
         await openConnection(rt.sql, connectionId, id, rt.serverId);
-        connectionIds.set(request, connectionId);
+        opened.set(request, { connectionId, ownerTokenId: auth.tokenId });
       },
     },
     (socket, request) => {
@@ -38,7 +38,8 @@ export async function hostSocketRoutes(app: FastifyInstance): Promise<void> {
       const attachedOnly = query.success && query.data.sessions === "attached";
       // A commit sends many frames to one host at once: one system call for them all.
       const flush = corkPerTick(request.raw.socket);
-      const conn = new HostConnection(rt, socket, connectionIds.get(request)!, hostId, { attachedOnly, flush });
+      const { connectionId, ownerTokenId } = opened.get(request)!;
+      const conn = new HostConnection(rt, socket, connectionId, hostId, { attachedOnly, flush, ownerTokenId });
       rt.hosts.add(conn);
       conn.start(() => {
         rt.hosts.remove(conn);

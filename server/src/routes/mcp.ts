@@ -121,7 +121,9 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     const gone = new Promise<null>((resolve) => {
       closed = () => resolve(null);
     });
+    const release = rt.streams.add(ownerOf(request.principal), () => reply.raw.destroy());
     reply.raw.once("close", () => {
+      release();
       closed();
       void mcp.close();
     });

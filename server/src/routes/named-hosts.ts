@@ -44,7 +44,7 @@ export async function namedHostRoutes(app: FastifyInstance): Promise<void> {
 }
 
 const ReplicaParams = z.strictObject({ id: z.uuid() });
-const opened = new WeakMap<FastifyRequest, { connectionId: string; hostId: string }>();
+const opened = new WeakMap<FastifyRequest, { connectionId: string; hostId: string; ownerTokenId: string | null }>();
 
 /**
  * A replica's WebSocket. Before the upgrade: the replica token, then the tool check against every
@@ -68,13 +68,13 @@ export async function replicaSocketRoutes(app: FastifyInstance): Promise<void> {
           hostId: auth.hostId,
           serverId: rt.serverId,
         });
-        opened.set(request, { connectionId, hostId: auth.hostId });
+        opened.set(request, { connectionId, hostId: auth.hostId, ownerTokenId: auth.tokenId });
       },
     },
     (socket, request) => {
       const { id: replicaId } = request.params as { id: string };
-      const { connectionId, hostId } = opened.get(request)!;
-      const conn = new HostConnection(rt, socket, connectionId, hostId, { replicaId });
+      const { connectionId, hostId, ownerTokenId } = opened.get(request)!;
+      const conn = new HostConnection(rt, socket, connectionId, hostId, { replicaId, ownerTokenId });
       rt.hosts.add(conn);
       conn.start(() => {
         rt.hosts.remove(conn);

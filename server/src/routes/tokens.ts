@@ -18,6 +18,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { digest } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
+import { closeRevoked } from "../revocation.js";
 
 const ParamsSchema = z.strictObject({ id: z.uuid() });
 
@@ -65,6 +66,8 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const { id } = parseInput(ParamsSchema, request.params);
     const row = await revokeAppToken(rt.sql, id);
     if (!row) throw new BrainError("not_found");
+    // Here at once; every other server at its next heartbeat.
+    await closeRevoked(rt);
     return toAppToken(row);
   });
 }

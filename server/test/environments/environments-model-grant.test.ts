@@ -127,7 +127,8 @@ describe("the granted model execution service", () => {
       SELECT connection_id FROM calls WHERE session_id = ${id} AND seq = ${seq}`;
     const genuine = callbackToken(
       new SecretBox(Buffer.from(TEST_SECRET_KEY, "hex")),
-      { sessionId: id, seq },
+      "model",
+      { sessionId: id, seq, deadline: null },
       row!.connection_id,
     );
     const refused = await fetch(url, {

@@ -66,13 +66,16 @@ const unstorable = tool({
 const unstorableSeen = deferred<string[]>();
 
 const stack = startedBeforeAll(() => startBrainWithWorker({ BRAIN_MAX_EMITTED_BYTES: String(BUDGET) }));
-const app = startedBeforeAll(() => serveApp(toolHandler([held(), big(), unstorable()])), {
-  stop: (a) => {
-    // Lets go of a call a failed test left held, before its application closes.
-    release.resolve();
-    return a.close();
+const app = startedBeforeAll(
+  () => serveApp(toolHandler([held(), big(), unstorable()], { brainUrl: stack.brain.url })),
+  {
+    stop: (a) => {
+      // Lets go of a call a failed test left held, before its application closes.
+      release.resolve();
+      return a.close();
+    },
   },
-});
+);
 
 describe("where callbacks go", () => {
   it("each server announces its URL once it listens: BRAIN_PUBLIC_URL, else its listen address", async () => {
@@ -106,18 +109,21 @@ describe("POST /v1/calls/:sessionId/:sequence/frames", () => {
     const { sessionId, sequence } = await started.promise;
     const [call] = await sql<{ connection_id: string; state: string }[]>`
       SELECT connection_id, state FROM brain.calls WHERE session_id = ${sessionId} AND seq = ${sequence}`;
-    const real = callbackToken(
-      new SecretBox(Buffer.from(TEST_SECRET_KEY, "hex")),
-      { sessionId, seq: sequence },
-      call!.connection_id,
-    );
+    const box = new SecretBox(Buffer.from(TEST_SECRET_KEY, "hex"));
+    const thisCall = { sessionId, seq: sequence, deadline: null };
+    const real = callbackToken(box, "frames", thisCall, call!.connection_id);
     const target = { url: stack.brain.url, token: real };
     const path = (sid: string, seq: number | string) => `/v1/calls/${sid}/${seq}/frames`;
     const forged = { type: "finish", outcome: { status: "ok", value: "forged" } };
     const before = await recordCount(sql, sessionId);
 
-    const otherKey = callbackToken(new SecretBox(randomBytes(32)), { sessionId, seq: sequence }, call!.connection_id);
+    const otherKey = callbackToken(new SecretBox(randomBytes(32)), "frames", thisCall, call!.connection_id);
+    // Scoped to one route, and expiring: the model route's token, or one past its time, opens nothing here.
+    const otherRoute = callbackToken(box, "model", thisCall, call!.connection_id);
+    const expired = callbackToken(box, "frames", { ...thisCall, deadline: Date.now() - 120_000 }, call!.connection_id);
     for (const [token, where] of [
+      [otherRoute, path(sessionId, sequence)],
+      [expired, path(sessionId, sequence)],
       [null, path(sessionId, sequence)],
       [stack.brain.token, path(sessionId, sequence)],
       ["garbage", path(sessionId, sequence)],

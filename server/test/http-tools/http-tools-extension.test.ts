@@ -128,28 +128,31 @@ const slow = tool({
   },
 });
 
-const handle = toolHandler([
-  lookup({ prefix: "customer:" }),
-  progress({ label: "step" }),
-  strict(),
-  returns(),
-  unfinished(),
-  throws(),
-  refused(),
-  lingers(),
-  slow(),
-]);
-
 const stack = startedBeforeAll(() => startBrainWithWorker());
-const app = startedBeforeAll(() =>
-  serveApp((req, res: ServerResponse) => {
+const app = startedBeforeAll(() => {
+  // Verifies each invocation against the keys of the Brain that sends them.
+  const handle = toolHandler(
+    [
+      lookup({ prefix: "customer:" }),
+      progress({ label: "step" }),
+      strict(),
+      returns(),
+      unfinished(),
+      throws(),
+      refused(),
+      lingers(),
+      slow(),
+    ],
+    { brainUrl: stack.brain.url },
+  );
+  return serveApp((req, res: ServerResponse) => {
     res.on("finish", () => {
       afterAnswer?.();
       afterAnswer = undefined;
     });
     handle(req, res);
-  }),
-);
+  });
+});
 
 const web = () => hostEnv({ name: "web", url: app.url });
 

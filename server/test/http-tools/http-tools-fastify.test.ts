@@ -24,7 +24,9 @@ beforeAll(async () => {
   app = Fastify();
   // The application's own JSON routes keep Fastify's parsers; the plugin's context has its own.
   app.post("/other", async (req) => ({ got: req.body }));
-  await app.register(fastifyTools([lookup({ prefix: "customer:" })]), { prefix: "/tools" });
+  await app.register(fastifyTools([lookup({ prefix: "customer:" })], { brainUrl: stack.brain.url }), {
+    prefix: "/tools",
+  });
   url = `${await app.listen({ host: "127.0.0.1", port: 0 })}/tools`;
 });
 afterAll(async () => {
@@ -48,8 +50,9 @@ describe("fastifyTools", () => {
     const target = { url: url.replace(/\/tools$/, ""), token: "" };
     const post = (path: string, options: Parameters<typeof request>[3]) =>
       request(target, "POST", path, { token: null, ...options });
-    expectError(await post("/tools", { raw: "{", contentType: "application/json" }), "invalid_request");
-    expectError(await post("/tools", { body: { protocol: "brain.tool/1" } }), "invalid_request");
+    // Brain did not sign them: refused before they are read as invocations.
+    expectError(await post("/tools", { raw: "{", contentType: "application/json" }), "unauthorized");
+    expectError(await post("/tools", { body: { protocol: "brain.tool/1" } }), "unauthorized");
     expectError(await post("/tools", { raw: "hi", contentType: "text/plain" }), "unsupported_media_type");
     const other = await post("/other", { body: { a: 1 } });
     expect(other.json).toEqual({ got: { a: 1 } });

@@ -9,7 +9,7 @@ import postgres from "postgres";
 import { expect, it } from "vitest";
 import { spawnServer } from "../../../testkit/server-process.js";
 
-const PRINTED = /^Database: psql "(postgres:\/\/\S+)"/m;
+const PRINTED = /^Database: (?:PGPASSWORD="\$\(cat (\S+)\)" )?psql "(postgres:\/\/\S+)"/m;
 
 /** Starts a server on an embedded Postgres in `dataDir`, queries brain.journal with the printed URL. */
 async function startAndQuery(dataDir: string): Promise<URL> {
@@ -19,8 +19,15 @@ async function startAndQuery(dataDir: string): Promise<URL> {
     startTimeoutMs: 90_000,
   });
   try {
-    const url = PRINTED.exec(server.output())?.[1];
-    expect(url, server.output()).toBeDefined();
+    const [, passwordFile, printed] = PRINTED.exec(server.output()) ?? [];
+    expect(printed, server.output()).toBeDefined();
+    const url = new URL(printed!);
+    if (passwordFile !== undefined) {
+      // A generated password is not printed: the command reads it from its file.
+      expect(url.password).toBe("");
+      expect(passwordFile).toBe(join(dataDir, "pg-password"));
+      url.password = readFileSync(passwordFile, "utf8").trim();
+    }
     const res = await fetch(`${server.url}/v1/sessions`, {
       method: "POST",
       headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
@@ -28,14 +35,14 @@ async function startAndQuery(dataDir: string): Promise<URL> {
     });
     expect(res.status, await res.clone().text()).toBe(201);
     const { id } = (await res.json()) as { id: string };
-    const sql = postgres(url as string, { max: 1, onnotice: () => {} });
+    const sql = postgres(url.href, { max: 1, onnotice: () => {} });
     try {
       const rows = await sql`SELECT seq::int AS seq, kind FROM brain.journal WHERE session_id = ${id} ORDER BY seq`;
       expect(rows).toEqual([{ seq: 1, kind: "session_created" }]);
     } finally {
       await sql.end();
     }
-    return new URL(url as string);
+    return url;
   } finally {
     await server.stop();
   }

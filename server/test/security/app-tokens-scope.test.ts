@@ -83,6 +83,7 @@ const OPERATOR_ROUTES: Record<string, { path: string; body?: unknown }> = {
   "POST /v1/tokens": { path: "/v1/tokens", body: { name: "minted by an application" } },
   "GET /v1/tokens": { path: "/v1/tokens" },
   "HEAD /v1/tokens": { path: "/v1/tokens" },
+  "PATCH /v1/tokens/:id": { path: "/v1/tokens/{a}", body: { quotas: { sessions: 1000 } } },
   "DELETE /v1/tokens/:id": { path: "/v1/tokens/{a}" },
   // BRAIN_METRICS=token, the default (server/test/observability/metrics.test.ts).
   "GET /metrics": { path: "/metrics" },
@@ -119,6 +120,9 @@ const OWN_CREDENTIALS = [
   // Public, as API descriptions are (server/test/observability/openapi.test.ts).
   "GET /openapi.json",
   "HEAD /openapi.json",
+  // Public keys, which verify and cannot sign (server/test/http-tools/http-tools-signatures.test.ts).
+  "GET /v1/keys",
+  "HEAD /v1/keys",
   "GET /v1/hosts/:id/connect",
   "HEAD /v1/hosts/:id/connect",
   "GET /v1/replicas/:id/connect",

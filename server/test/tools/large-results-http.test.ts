@@ -33,7 +33,14 @@ const served = [
 ];
 
 const stack = startedBeforeAll(() => startBrainWithWorker());
-const app = startedBeforeAll(() => serveApp(toolHandler(served.map((t) => t({ env: hostEnv({ name: "web" }) })))));
+const app = startedBeforeAll(() =>
+  serveApp(
+    toolHandler(
+      served.map((t) => t({ env: hostEnv({ name: "web" }) })),
+      { brainUrl: stack.brain.url },
+    ),
+  ),
+);
 const api = startedBeforeAll(() =>
   startFakeApi((r) => (r.path === "/big" ? { json: { text: TEXT } } : { json: { text: "x".repeat(1.5 * MiB) } })),
 );

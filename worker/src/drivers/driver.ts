@@ -1,7 +1,14 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import type { Egress } from "@aexhq/brain-core/egress";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import type { ClaimedWorkerCall, JournalWriter, PendingRepairs, SecretBox, Sql } from "@aexhq/brain-db";
+import type {
+  ClaimedWorkerCall,
+  InvocationSigner,
+  JournalWriter,
+  PendingRepairs,
+  SecretBox,
+  Sql,
+} from "@aexhq/brain-db";
 import type { CallReporter } from "../call-reporter.js";
 import type { ComponentCache } from "../component-cache.js";
 import type { Logger } from "../log.js";
@@ -23,6 +30,8 @@ export interface InvocationDeps {
   maxModelCalls: number;
   /** Opens session secrets: Environment headers, the provider key for components' model calls. */
   secrets: SecretBox;
+  /** Signs the invocations it POSTs to applications' tool handlers. */
+  signer: Pick<InvocationSigner, "sign">;
   /** Model calls of the calls it runs (components' `model` import). */
   models: ToolModelCalls;
   /** This worker's id in `servers`. */

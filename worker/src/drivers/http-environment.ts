@@ -28,10 +28,10 @@ async function modelGrant(
 ) {
   const server = await callbackServerUrl(deps.sql, running);
   if (server === null) return null;
-  const call = { sessionId: claimed.sessionId, seq: claimed.seq };
+  const call = { sessionId: claimed.sessionId, seq: claimed.seq, deadline: claimed.deadline };
   return {
     url: `${server}/v1/calls/${claimed.sessionId}/${claimed.seq}/model`,
-    token: callbackToken(deps.secrets, call, connectionId),
+    token: callbackToken(deps.secrets, "model", call, connectionId),
   };
 }
 

@@ -14,7 +14,7 @@ import { answerError, type PostAnswer, postJson, unreachable } from "./http-post
 export async function runJsonToolCall({ deps, claimed, placement, reporter, running, log }: DriverCall, url: string) {
   let answer: PostAnswer;
   try {
-    answer = await postJson(deps.egress, url, claimed.input, {
+    answer = await postJson(deps.egress, url, JSON.stringify(claimed.input), {
       signal: running.signal,
       maxBytes: deps.maxEmittedBytes,
     });

@@ -10,16 +10,17 @@ import { type Egress, egressDeniedIn, type HttpAnswer } from "@aexhq/brain-core/
 
 export type PostAnswer = HttpAnswer;
 
+/** POSTs `body`, JSON text the caller serialised (and may have signed). */
 export function postJson(
   egress: Pick<Egress, "exchange">,
   url: string,
-  payload: unknown,
+  body: string,
   options: { signal: AbortSignal; maxBytes: number; headers?: Record<string, string> },
 ): Promise<PostAnswer> {
   return egress.exchange(new URL(url), {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json", ...options.headers },
-    body: JSON.stringify(payload),
+    body,
     signal: options.signal,
     maxBytes: options.maxBytes,
   });

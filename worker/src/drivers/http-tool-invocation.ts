@@ -6,7 +6,12 @@
  * ends `tool_unfinished`; a non-2xx answer or an unreachable URL is `http_error`. The deadline,
  * the call's end elsewhere and shutdown close the request.
  */
-import { errorOutcome, HTTP_TOOL_PROTOCOL, type HttpToolInvocation } from "@aexhq/brain-contracts";
+import {
+  errorOutcome,
+  HTTP_TOOL_PROTOCOL,
+  type HttpToolInvocation,
+  INVOCATION_SIGNATURE_HEADER,
+} from "@aexhq/brain-contracts";
 import { callbackToken } from "@aexhq/brain-db";
 import { setupFailed } from "../call-reporter.js";
 import type { RunningCall } from "../running-calls.js";
@@ -38,13 +43,16 @@ export async function runToolInvocation({ deps, claimed, placement, reporter, ru
     deadline: claimed.deadline,
     callback: {
       url: `${server}/v1/calls/${call.sessionId}/${call.seq}/frames`,
-      token: callbackToken(deps.secrets, call, deps.connectionId()),
+      token: callbackToken(deps.secrets, "frames", { ...call, deadline: claimed.deadline }, deps.connectionId()),
     },
   };
   const lifetime = requestLifetime(running);
   let answer: PostAnswer;
   try {
-    answer = await postJson(deps.egress, url, invocation, { signal: lifetime.signal, maxBytes: BODY_EXCERPT_BYTES });
+    // Signed for this URL: the handler can tell Brain's invocations from anyone else's.
+    const body = JSON.stringify(invocation);
+    const headers = { [INVOCATION_SIGNATURE_HEADER]: deps.signer.sign(body, url) };
+    answer = await postJson(deps.egress, url, body, { signal: lifetime.signal, maxBytes: BODY_EXCERPT_BYTES, headers });
   } catch (error) {
     if (!running.stopped) await reporter.failWith(unreachable(error));
     return;

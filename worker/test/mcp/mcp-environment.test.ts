@@ -196,7 +196,7 @@ describe("a worker stopping mid-task", () => {
       cacheDir: mkdtempSync(join(tmpdir(), "mcp-worker-")),
       logLevel: "silent",
       maxModelCalls: 100,
-      secretKey: Buffer.from(TEST_SECRET_KEY, "hex"),
+      secretKeys: [Buffer.from(TEST_SECRET_KEY, "hex")],
       ...loopbackEgressConfig(),
     });
     try {

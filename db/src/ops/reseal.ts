@@ -1,0 +1,67 @@
+import type { Sql } from "postgres";
+import type { SecretBox } from "../secrets.js";
+import { secretAad } from "./secrets.js";
+
+/** What `brain keys rotate` did: secrets re-sealed, and those sealed under keys not in the ring. */
+export interface Resealed {
+  resealed: number;
+  /** Secrets no key of the ring opens, by the fingerprint they were sealed under. */
+  unreadable: Record<string, number>;
+}
+
+interface SealedRow {
+  session_id: string;
+  name: string;
+  key_id: string;
+  nonce: Buffer;
+  ciphertext: Buffer;
+  tag: Buffer;
+}
+
+const BATCH = 500;
+
+/**
+ * Re-seals under the ring's primary key every session secret sealed under another of its keys, a
+ * batch per short transaction (rows locked, others skipped and met again), so that the old keys
+ * can then leave the ring. A secret under a key the ring lacks is left as it is and counted.
+ */
+export async function resealSecrets(sql: Sql, box: SecretBox): Promise<Resealed> {
+  const done: Resealed = { resealed: 0, unreadable: {} };
+  let after = { session: "00000000-0000-0000-0000-000000000000", name: "" };
+  for (;;) {
+    const rows = await sql.begin(async (tx) => {
+      const batch = await tx<SealedRow[]>`
+        SELECT session_id, name, key_id, nonce, ciphertext, tag FROM session_secrets
+        WHERE key_id <> ${box.keyId} AND (session_id, name) > (${after.session}::uuid, ${after.name})
+        ORDER BY session_id, name LIMIT ${BATCH}
+        FOR UPDATE SKIP LOCKED`;
+      for (const row of batch) {
+        if (!box.keyIds.includes(row.key_id)) {
+          done.unreadable[row.key_id] = (done.unreadable[row.key_id] ?? 0) + 1;
+          continue;
+        }
+        const aad = secretAad(row.session_id, row.name);
+        const sealed = box.seal(
+          box.open({ keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag }, aad),
+          aad,
+        );
+        await tx`
+          UPDATE session_secrets SET key_id = ${sealed.keyId}, nonce = ${sealed.nonce},
+                 ciphertext = ${sealed.ciphertext}, tag = ${sealed.tag}
+          WHERE session_id = ${row.session_id} AND name = ${row.name}`;
+        done.resealed++;
+      }
+      return batch;
+    });
+    const last = rows.at(-1);
+    if (!last) return done;
+    after = { session: last.session_id, name: last.name };
+  }
+}
+
+/** How many session secrets each key fingerprint seals now. */
+export async function secretsByKey(sql: Sql): Promise<Record<string, number>> {
+  const rows = await sql<{ key_id: string; n: number }[]>`
+    SELECT key_id, count(*)::int AS n FROM session_secrets GROUP BY key_id ORDER BY key_id`;
+  return Object.fromEntries(rows.map((r) => [r.key_id, r.n]));
+}
