@@ -1,5 +1,5 @@
-// A real headless Chromium for tests of the console: Debian's `chromium` package (CI installs it,
-// see .ci/run), driven by playwright-core, which downloads no browser of its own.
+// A real headless Chromium for tests of the console: Debian's `chromium` package (npm test installs it,
+// see scripts/test-needs.mjs), driven by playwright-core, which downloads no browser of its own.
 import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
 
@@ -16,7 +16,7 @@ export function chromiumPath(): string {
   if (!found) {
     throw new Error(
       `No Chromium found (tried ${CHROMIUM_CANDIDATES.join(", ")}): install it with \`apt-get install -y chromium\` ` +
-        "(as .ci/run does) or set CHROMIUM_PATH to a Chromium or Chrome executable.",
+        "(as npm test does, scripts/test-needs.mjs) or set CHROMIUM_PATH to a Chromium or Chrome executable.",
     );
   }
   return found;
