@@ -367,51 +367,6 @@ export const RegisteredHostSchema = z.object({
   token: z.string(),
 });
 
-/** Application tokens start with this, so a leaked one is easy to find (and to scan for). */
-export const APP_TOKEN_PREFIX = "brain_app_";
-
-/** POST /v1/tokens (operator only). */
-const QuotaValue = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
-/**
- * An application token's quotas, set by the operator: the most active sessions, hosts (named-host
- * replicas included), open tool calls and bytes of uploaded components it may have at once. null:
- * the server's default (BRAIN_QUOTA_*); absent from a change: left as it is.
- */
-export const TokenQuotasSchema = z.strictObject({
-  sessions: QuotaValue.optional(),
-  hosts: QuotaValue.optional(),
-  openCalls: QuotaValue.optional(),
-  componentBytes: QuotaValue.optional(),
-});
-
-export const CreateTokenBodySchema = z.strictObject({
-  name: z.string().min(1).max(128).refine(isStorableText, "NUL characters and unpaired surrogates cannot be stored"),
-  quotas: TokenQuotasSchema.optional(),
-});
-
-/** PATCH /v1/tokens/:id: the operator changes a token's quotas. */
-export const UpdateTokenBodySchema = z.strictObject({ quotas: TokenQuotasSchema });
-
-/** An application token as listed: never the token itself, which only its creation shows. */
-export const AppTokenSchema = z.object({
-  id: Uuid,
-  name: z.string(),
-  createdAt: z.string(),
-  revokedAt: z.string().nullable(),
-  /** Its own quotas; null: the server's default. */
-  quotas: z.object({
-    sessions: QuotaValue,
-    hosts: QuotaValue,
-    openCalls: QuotaValue,
-    componentBytes: QuotaValue,
-  }),
-});
-
-/** POST /v1/tokens: the token is shown here once; Brain keeps only its SHA-256. */
-export const CreatedTokenSchema = AppTokenSchema.extend({ token: z.string().startsWith(APP_TOKEN_PREFIX) });
-
-export const AppTokenListSchema = z.object({ tokens: z.array(AppTokenSchema) });
-
 /** POST /v1/sessions/:id/cancel: the cancel_requested record. */
 export const CancelTurnResultSchema = z.object({ sequence: z.number().int() });
 /** POST /v1/sessions/:id/calls/:seq/cancel: false when the call had already ended. */
@@ -470,9 +425,6 @@ export const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
 });
 
-export type AppToken = z.infer<typeof AppTokenSchema>;
-export type TokenQuotas = z.infer<typeof TokenQuotasSchema>;
-export type CreatedToken = z.infer<typeof CreatedTokenSchema>;
 export type EnvironmentRef = z.infer<typeof EnvironmentRefSchema>;
 export type EnvironmentSpec = z.infer<typeof EnvironmentSpecSchema>;
 export type McpServerSpec = z.infer<typeof McpServerSpecSchema>;

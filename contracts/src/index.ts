@@ -16,6 +16,7 @@ export * from "./placements.js";
 export { corkPerTick } from "./socket-cork.js";
 export * from "./storable.js";
 export * from "./timers.js";
+export * from "./tokens.js";
 export { admitParsedJson, WireHostFrameSchema, WireServerFrameSchema } from "./wire-frames.js";
 export { renderJsonSchema, wireSchemas } from "./wire-schemas.js";
 export * from "./zod-issues.js";

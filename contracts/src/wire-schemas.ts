@@ -7,15 +7,11 @@ import {
 } from "./console.js";
 import { HostFrameSchema, ServerFrameSchema } from "./frames.js";
 import {
-  AppTokenListSchema,
-  AppTokenSchema,
   CallFrameBodySchema,
   CallFrameResultSchema,
   CancelCallResultSchema,
   CancelTurnResultSchema,
-  CreatedTokenSchema,
   CreateSessionBodySchema,
-  CreateTokenBodySchema,
   ErrorBodySchema,
   HttpToolInvocationSchema,
   JournalEventSchema,
@@ -30,6 +26,7 @@ import {
   SessionToolsSchema,
 } from "./http.js";
 import { OutcomeSchema } from "./outcome.js";
+import { AppTokenListSchema, AppTokenSchema, CreatedTokenSchema, CreateTokenBodySchema } from "./tokens.js";
 
 /** Every wire type, by the file name of its checked-in JSON Schema (contracts/json-schema/). */
 export const wireSchemas: Record<string, z.ZodType> = {

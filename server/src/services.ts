@@ -99,5 +99,5 @@ export interface Services {
   /** How model providers reach the network: the egress guard's fetch and the answer cap. */
   readonly modelTransport: ProviderTransport;
   /** Quotas of application tokens (sessions, hosts, open calls, component bytes). */
-  readonly quotas: Pick<Quotas, "guard" | "openCallRoom">;
+  readonly quotas: Pick<Quotas, "guard" | "openCallRoom" | "forget">;
 }

@@ -1,16 +1,12 @@
 import { z } from "zod";
 import { HostFrameSchema, ServerFrameSchema } from "../frames.js";
 import {
-  AppTokenListSchema,
-  AppTokenSchema,
   CallFrameBodySchema,
   CallFrameResultSchema,
   CancelCallResultSchema,
   CancelTurnResultSchema,
   ComponentUploadResultSchema,
-  CreatedTokenSchema,
   CreateSessionBodySchema,
-  CreateTokenBodySchema,
   EventsQuerySchema,
   JournalEventSchema,
   ListSessionsQuerySchema,
@@ -23,10 +19,16 @@ import {
   SessionListSchema,
   SessionSchema,
   SessionToolsSchema,
-  UpdateTokenBodySchema,
 } from "../http.js";
 import { BrainKeysSchema } from "../invocation-signature.js";
 import { ModelRequestSchema, ModelResultSchema } from "../model.js";
+import {
+  AppTokenListSchema,
+  AppTokenSchema,
+  CreatedTokenSchema,
+  CreateTokenBodySchema,
+  UpdateTokenBodySchema,
+} from "../tokens.js";
 import { CONSOLE_ROUTES } from "./console-routes.js";
 import { MCP_ROUTES } from "./mcp-routes.js";
 import {

@@ -25,6 +25,13 @@ export function cappedResponse(response: Response, maxBytes: number, tooLarge: (
   return capped;
 }
 
+/** How a client reaches an upstream: the egress guard's fetch, and the cap on each answer. */
+export interface Upstream {
+  fetch: typeof globalThis.fetch;
+  /** An answer past this many bytes errors its body (`answer_too_large`). */
+  maxAnswerBytes: number;
+}
+
 /** A fetch whose every answer is capped (see cappedResponse). */
 export function cappedFetch(fetchImpl: typeof fetch, maxBytes: number, tooLarge: () => Error): typeof fetch {
   return async (input, init) => cappedResponse(await fetchImpl(input, init), maxBytes, tooLarge);

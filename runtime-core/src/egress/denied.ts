@@ -1,3 +1,5 @@
+import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
+
 /** The refusal of the egress guard: nothing was sent. Its code is the documented `egress_denied`. */
 export class EgressDenied extends Error {
   readonly code = "egress_denied";
@@ -10,6 +12,15 @@ export class EgressDenied extends Error {
     super(message);
     this.name = "EgressDenied";
   }
+}
+
+/**
+ * A call's `egress_denied` outcome when `error` is (or wraps) the guard's refusal, else null.
+ * `what` says what was not sent ("GET /x", "The tool's URL").
+ */
+export function deniedOutcome(error: unknown, what: string): Outcome | null {
+  const denied = egressDeniedIn(error);
+  return denied ? errorOutcome("egress_denied", `${what} was not sent: ${denied.message}`, denied.details) : null;
 }
 
 /** The guard's refusal behind an error, however a client wrapped it (fetch's TypeError, say). */

@@ -7,7 +7,7 @@
  * goes through the egress guard: a target it refuses is `egress_denied`, and nothing was sent.
  */
 import { errorOutcome, MAX_FRAME_BYTES, type Outcome, storableText } from "@aexhq/brain-contracts";
-import { egressDeniedIn } from "../egress/denied.js";
+import { deniedOutcome } from "../egress/denied.js";
 import type { HttpAnswer } from "../egress/exchange.js";
 import type { Egress } from "../egress/guard.js";
 import { type HttpCall, withinBase } from "./http-request.js";
@@ -94,8 +94,8 @@ function excerpt(bytes: Buffer): string {
 
 function unreachable(method: string, url: URL, error: unknown, signal: AbortSignal): Outcome {
   const where = `${method} ${url.pathname}`;
-  const denied = egressDeniedIn(error);
-  if (denied) return errorOutcome("egress_denied", `${where} was not sent: ${denied.message}`, denied.details);
+  const denied = deniedOutcome(error, where);
+  if (denied) return denied;
   if (signal.aborted) {
     const timedOut = (signal.reason as Error | undefined)?.name === "TimeoutError";
     return errorOutcome("http_error", `${where} ${timedOut ? "timed out" : "was stopped before it was answered"}`);

@@ -6,6 +6,7 @@ import type {
   ModelUsage,
   ResponseFormat,
 } from "@aexhq/brain-contracts";
+import type { Upstream } from "../egress/capped.js";
 
 /**
  * The provider seam: the Agentloop and tools' model calls both go through `complete`. A provider
@@ -45,11 +46,7 @@ export interface ModelCallContext {
 }
 
 /** How providers reach the network: the egress guard's fetch, and the cap on an answer's bytes. */
-export interface ProviderTransport {
-  fetch: typeof globalThis.fetch;
-  /** An answer (a stream included) past this many bytes fails the call `answer_too_large`. */
-  maxAnswerBytes: number;
-}
+export type ProviderTransport = Upstream;
 
 export interface ModelProvider {
   readonly name: string;

@@ -15,7 +15,7 @@ import {
   type ToolPlacement,
   ToolPlacementSchema,
 } from "@aexhq/brain-contracts";
-import { cappedFetch, egressDeniedIn } from "@aexhq/brain-core/egress";
+import { cappedFetch, egressDeniedIn, type Upstream } from "@aexhq/brain-core/egress";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -25,13 +25,7 @@ export const MCP_LIST_TIMEOUT_MS = 15_000;
 /** Pages of tools/list read at most (a server that pages forever is not followed forever). */
 const MAX_PAGES = 20;
 
-/** How the server reaches MCP servers: the egress guard's fetch, and the cap on each answer. */
-export interface McpNetwork {
-  fetch: typeof globalThis.fetch;
-  maxAnswerBytes: number;
-}
-
-export async function placeMcpTools(servers: readonly McpServerSpec[], network: McpNetwork): Promise<ToolPlacement[]> {
+export async function placeMcpTools(servers: readonly McpServerSpec[], network: Upstream): Promise<ToolPlacement[]> {
   const lists = await Promise.all(servers.map(async (s) => ({ spec: s, tools: await listTools(s, network) })));
   return lists.flatMap(({ spec, tools }) => {
     const placed = placementsOf(spec, tools).map((p) => admitted(spec, p));
@@ -60,7 +54,7 @@ function admitted(spec: McpServerSpec, placement: ToolPlacement): ToolPlacement 
   return parsed.data;
 }
 
-async function listTools(spec: McpServerSpec, network: McpNetwork): Promise<Tool[]> {
+async function listTools(spec: McpServerSpec, network: Upstream): Promise<Tool[]> {
   const client = new Client({ name: "brain", version: "0.1.0" });
   const abort = new AbortController();
   // An answer past the cap errors its body and stops the listing: a server that streams without

@@ -10,6 +10,7 @@ import {
   type Session,
   type ToolPlacement,
 } from "@aexhq/brain-contracts";
+import type { Upstream } from "@aexhq/brain-core/egress";
 import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "@aexhq/brain-core/models";
 import {
   createSession,
@@ -24,7 +25,7 @@ import {
 } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { checkTargets, sessionTargets } from "../egress/targets.js";
-import { type McpNetwork, placeMcpTools } from "../mcp/placements.js";
+import { placeMcpTools } from "../mcp/placements.js";
 import { ownerFilter, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { withIdempotency } from "./idempotent.js";
@@ -165,7 +166,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /** The session's MCP placements, after refusing two servers under one name and too many tools. */
-async function mcpPlacements(servers: McpServerSpec[], network: McpNetwork): Promise<ToolPlacement[]> {
+async function mcpPlacements(servers: McpServerSpec[], network: Upstream): Promise<ToolPlacement[]> {
   if (servers.length === 0) return [];
   const names = new Set<string>();
   for (const s of servers) {

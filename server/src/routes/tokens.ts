@@ -58,6 +58,7 @@ export async function tokenRoutes(app: FastifyInstance): Promise<void> {
     const { id } = parseInput(ParamsSchema, request.params);
     const body = parseInput(UpdateTokenBodySchema, request.body);
     if (!(await setTokenQuotas(rt.sql, id, body.quotas))) throw new BrainError("not_found");
+    rt.quotas.forget(id);
     return toAppToken((await readAppToken(rt.sql, id))!);
   });
 

@@ -6,7 +6,7 @@
  */
 
 import { errorOutcome, type Outcome, storableText } from "@aexhq/brain-contracts";
-import { type Egress, egressDeniedIn, type HttpAnswer } from "@aexhq/brain-core/egress";
+import { deniedOutcome, type Egress, type HttpAnswer } from "@aexhq/brain-core/egress";
 
 export type PostAnswer = HttpAnswer;
 
@@ -43,8 +43,8 @@ export function answerError(what: string, answer: PostAnswer): Outcome {
  * or `egress_denied` for one the guard refused: nothing was sent.
  */
 export function unreachable(error: unknown): Outcome {
-  const denied = egressDeniedIn(error);
-  if (denied) return errorOutcome("egress_denied", `The tool's URL was not called: ${denied.message}`, denied.details);
+  const denied = deniedOutcome(error, "The request to the tool's URL");
+  if (denied) return denied;
   const e = error as NodeJS.ErrnoException;
   const reason = e.code ?? (e.message || String(error));
   return errorOutcome("http_error", `The tool's URL could not be reached: ${reason}`.slice(0, 8192), {

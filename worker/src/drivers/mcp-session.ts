@@ -6,7 +6,7 @@
  * may scope tasks to the session. Also the mapping of a CallToolResult to Brain's outcome.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
-import { cappedFetch, egressDeniedIn } from "@aexhq/brain-core/egress";
+import { cappedFetch, deniedOutcome, type Upstream } from "@aexhq/brain-core/egress";
 import { redact, secretsOf } from "@aexhq/brain-core/environments";
 import { mcpSecret, readSecret, type SecretBox, type Sql, secretAad } from "@aexhq/brain-db";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -38,12 +38,6 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** How a worker reaches MCP servers: the egress guard's fetch, and the cap on each answer's bytes. */
-export interface McpNetwork {
-  fetch: typeof globalThis.fetch;
-  maxAnswerBytes: number;
-}
-
 const HeadersSchema = z.record(z.string(), z.string());
 
 /** The binding's headers, opened from session_secrets (bound to session and name by the AAD). */
@@ -68,7 +62,7 @@ export async function connectMcp(
   headers: Record<string, string>,
   signal: AbortSignal,
   resume: McpTaskPoint | null,
-  network: McpNetwork,
+  network: Upstream,
 ): Promise<McpConnection> {
   const client = new Client({ name: "brain-worker", version: "0.1.0" });
   let overflowed = false;
@@ -152,8 +146,8 @@ export function failedRequest(error: unknown, connection: Pick<McpConnection, "s
   if (connection.overflowed()) {
     return errorOutcome("answer_too_large", redact(`The MCP server's answer was too large: ${message}`, secrets));
   }
-  const denied = egressDeniedIn(error);
-  if (denied) return errorOutcome("egress_denied", `The MCP request was not sent: ${denied.message}`, denied.details);
+  const denied = deniedOutcome(error, "The MCP request");
+  if (denied) return denied;
   // -32000 (connection closed) and -32001 (request timeout) are the SDK's own, not the server's.
   if (error instanceof McpError && error.code !== -32000 && error.code !== -32001) {
     return mcpError(`The MCP server refused the call: ${message}`, secrets);

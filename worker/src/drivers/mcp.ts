@@ -12,8 +12,7 @@
  * the call is never sent twice, and it does not end `unknown` for the loss of a worker. Cancelling
  * or timing out a task call sends `tasks/cancel`.
  */
-import { errorOutcome } from "@aexhq/brain-contracts";
-import { egressDeniedIn } from "@aexhq/brain-core/egress";
+import { deniedOutcome } from "@aexhq/brain-core/egress";
 import { recordResumePoint } from "@aexhq/brain-db";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { setupFailed } from "../call-reporter.js";
@@ -61,11 +60,9 @@ export async function runMcpCall(call: DriverCall): Promise<void> {
     });
   } catch (error) {
     if (running.stopped) return;
-    const denied = egressDeniedIn(error);
+    const denied = deniedOutcome(error, `The connection to MCP server ${placement.env.name}`);
     if (denied) {
-      await reporter.failWith(
-        errorOutcome("egress_denied", `MCP server ${placement.env.name}: ${denied.message}`, denied.details),
-      );
+      await reporter.failWith(denied);
       return;
     }
     // Nothing was sent: the tool did not run (a resumed task may still be running there).
