@@ -1,17 +1,29 @@
 // What `npm test` needs from the machine beyond npm ci, brought by the test command itself so
 // that `npm ci && npm test` passes on a fresh machine: Debian's Chromium, for the console's browser
-// test (playwright-core downloads no browser). Installed only when neither CHROMIUM_PATH nor a
-// known path has one, with apt-get (as root, or through sudo); otherwise it says what to do.
+// test (playwright-core downloads no browser), and openssl, which makes the certificates of the
+// TLS test's CA. Each is installed only when missing, with apt-get (as root, or through sudo);
+// otherwise it says what to do.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
-
-function present() {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return existsSync(configured);
-  return CANDIDATES.some((path) => existsSync(path));
-}
+const NEEDS = [
+  {
+    what: "Chromium (the console's browser test)",
+    pkg: "chromium",
+    present() {
+      const configured = process.env.CHROMIUM_PATH;
+      if (configured) return existsSync(configured);
+      return ["/usr/bin/chromium", "/usr/bin/chromium-browser"].some((path) => existsSync(path));
+    },
+    otherwise: "run `apt-get install -y chromium`, or set CHROMIUM_PATH",
+  },
+  {
+    what: "openssl (the TLS test's certificates)",
+    pkg: "openssl",
+    present: () => spawnSync("openssl", ["version"], { stdio: "ignore" }).status === 0,
+    otherwise: "run `apt-get install -y openssl`",
+  },
+];
 
 function run(command, args) {
   const result = spawnSync(command, args, {
@@ -21,15 +33,19 @@ function run(command, args) {
   return result.status === 0;
 }
 
-if (!present()) {
+const missing = NEEDS.filter((need) => !need.present());
+if (missing.length > 0) {
   const root = process.getuid?.() === 0;
   const as = root ? [] : ["sudo", "-n", "-E"];
   const apt = (...args) => (as.length ? run(as[0], [...as.slice(1), "apt-get", ...args]) : run("apt-get", args));
-  process.stderr.write("test-needs: Chromium is missing; installing Debian's chromium (the console's browser test)\n");
-  const installed = existsSync("/usr/bin/apt-get") && apt("update", "-qq") && apt("install", "-y", "-qq", "chromium");
-  if (!installed || !present()) {
-    process.stderr.write(
-      "test-needs: could not install Chromium: run `apt-get install -y chromium`, or set CHROMIUM_PATH; the console test will fail without it\n",
-    );
+  const names = missing.map((need) => need.pkg);
+  process.stderr.write(
+    `test-needs: missing ${missing.map((need) => need.what).join(", ")}; installing ${names.join(" ")}\n`,
+  );
+  if (existsSync("/usr/bin/apt-get")) {
+    if (apt("update", "-qq")) apt("install", "-y", "-qq", ...names);
+  }
+  for (const need of missing) {
+    if (!need.present()) process.stderr.write(`test-needs: could not install ${need.pkg}: ${need.otherwise}\n`);
   }
 }

