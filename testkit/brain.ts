@@ -31,7 +31,7 @@ export async function startBrain(
     ...LOOPBACK_EGRESS_ENV,
     ...options.env,
   });
-  const app = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken: token });
+  const app = await buildApp({ config, sql: db.sql, apiToken: token });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   return {
     url,

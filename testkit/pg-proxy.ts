@@ -23,6 +23,11 @@ export interface PgProxy {
    * commits while its client has heard of neither. One shot.
    */
   loseCommitAnswers(count: number): void;
+  /**
+   * Drops every notification (NotificationResponse) the server sends through the proxy, as a
+   * transaction-mode pooler loses them: LISTEN succeeds and nothing ever arrives.
+   */
+  dropNotifications(): void;
   /** How many connections were cut that way. */
   readonly cuts: number;
   /** How many ReadyForQuery messages the server has sent, on all connections: one per Sync. */
@@ -37,6 +42,18 @@ const COMMIT_COMPLETE = Buffer.from([0x43, 0, 0, 0, 11, ...Buffer.from("COMMIT\0
  * Reads a server's messages as they arrive and says where each commit answer starts: a COMMIT's
  * CommandComplete, or a ReadyForQuery after two or more CommandCompletes (a pipeline's Sync).
  */
+/** `bytes` (whole messages) without its NotificationResponse ('A') messages. */
+function withoutNotifications(bytes: Buffer): Buffer {
+  const kept: Buffer[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const end = at + 1 + bytes.readUInt32BE(at + 1);
+    if (bytes[at] !== 0x41) kept.push(bytes.subarray(at, end));
+    at = end;
+  }
+  return Buffer.concat(kept);
+}
+
 function commitAnswers(onReady: () => void) {
   let pending = Buffer.alloc(0);
   let completes = 0;
@@ -72,6 +89,7 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
   let toSwallow = 0;
   let cuts = 0;
   let readies = 0;
+  let silent = false;
   const server = createServer((client) => {
     const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
     for (const s of [client, upstream]) {
@@ -89,7 +107,9 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     let swallowing = false;
     const read = commitAnswers(() => readies++);
     upstream.on("data", (chunk: Buffer) => {
-      const { bytes, answers } = read(chunk);
+      const { bytes: whole, answers } = read(chunk);
+      // Dropping messages moves the offsets of commit answers: not used together.
+      const bytes = silent ? withoutNotifications(whole) : whole;
       if (toSwallow > 0) {
         for (const at of answers) {
           if (!swallowing) {
@@ -130,6 +150,9 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     },
     loseCommitAnswers(count: number) {
       toSwallow = count;
+    },
+    dropNotifications() {
+      silent = true;
     },
     get cuts() {
       return cuts;

@@ -7,6 +7,8 @@ import { CliError } from "./errors.js";
 export interface CliEnv {
   /** DATABASE_URL; unset: the embedded Postgres under BRAIN_DATA_DIR/pg. */
   databaseUrl: string | undefined;
+  /** BRAIN_DATABASE_PASSWORD_FILE. */
+  databasePasswordFile: string | undefined;
   schema: string;
   dataDir: string;
   /** The HTTP API, for commands that go through a server. */
@@ -28,6 +30,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
   }
   return {
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePasswordFile: env.BRAIN_DATABASE_PASSWORD_FILE || undefined,
     schema,
     dataDir,
     url: (env.BRAIN_URL || `http://127.0.0.1:${env.BRAIN_PORT || "3210"}`).replace(/\/+$/, ""),

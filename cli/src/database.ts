@@ -21,7 +21,12 @@ export async function databaseUrl(env: CliEnv): Promise<{ url: string; stop(): P
 /** Runs `work` with a small pool on Brain's schema; a database that cannot be reached is a failure. */
 export async function withDatabase<T>(env: CliEnv, work: (sql: Sql, url: string) => Promise<T>): Promise<T> {
   const db = await databaseUrl(env);
-  const sql = connect(db.url, { schema: env.schema, max: 3, applicationName: "brain-cli" });
+  const sql = connect(db.url, {
+    schema: env.schema,
+    max: 3,
+    applicationName: "brain-cli",
+    ...(env.databasePasswordFile && env.databaseUrl ? { passwordFile: env.databasePasswordFile } : {}),
+  });
   try {
     try {
       await sql`SELECT 1`;

@@ -3,7 +3,9 @@ export const USAGE = `Usage: brain <command> [options]
 
   start                          a server and an in-process worker (what npm start does)
   worker                         a worker alone
-  migrate [--print-sql [--all]]  migrate the schema and install pg-boss's, or print that SQL
+  migrate [--print-sql [--all]] [--grant-to ROLE]
+                                 migrate the schema and install pg-boss's, or print that SQL;
+                                 give a runtime role DML on both schemas
   sessions ls [--limit N]        recent sessions                       (HTTP API)
   sessions show <id>             a session and its latest records      (HTTP API)
   sessions tail <id> [--after N] follow a session's journal live       (HTTP API)
@@ -11,14 +13,15 @@ export const USAGE = `Usage: brain <command> [options]
   calls cancel <session> <seq>   cancel one call                       (HTTP API)
   prune [--older-than 7d] [--dry-run]   delete what retention bounds now
   sql [-- psql args]             psql on the database, Brain's schema on the search_path
-  doctor                         check the database, schema, LISTEN/NOTIFY, clocks, servers, workers
+  doctor                         check the database, schema, LISTEN/NOTIFY, durability, clocks,
+                                 servers, workers
   keys generate                  print a new secret key (64 hex digits)
   keys rotate                    re-seal every session secret under BRAIN_SECRET_KEY's first key
   keys status                    the session secrets each key seals (exit 1: one not in the ring)
 
   --json                         machine-readable output (NDJSON for sessions tail)
 
-Environment: DATABASE_URL (else the embedded Postgres under BRAIN_DATA_DIR), BRAIN_SCHEMA,
+Environment: DATABASE_URL (else the embedded Postgres under BRAIN_DATA_DIR), BRAIN_DATABASE_PASSWORD_FILE, BRAIN_SCHEMA,
 BRAIN_DATA_DIR, BRAIN_RETENTION_DAYS, BRAIN_SECRET_KEY (keys: the ring, comma-separated, new first); BRAIN_URL and BRAIN_TOKEN for the HTTP API (default
 http://127.0.0.1:3210 and the operator token saved by brain start).
 Exit codes: 0 ok, 1 failure, 2 usage.

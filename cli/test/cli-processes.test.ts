@@ -60,6 +60,7 @@ describe("brain start, worker and doctor", () => {
         "schema",
         "pg-boss",
         "listen/notify",
+        "durability",
         "clock (this host)",
         "servers",
         "workers",
@@ -70,6 +71,10 @@ describe("brain start, worker and doctor", () => {
       expect(status(d, `clock ${url}`)).toBe("ok");
       const table = await brain(["doctor"], base);
       expect(table.output).toMatch(/^listen\/notify\s+ok\s+a NOTIFY reached a LISTEN/m);
+      // What an acknowledgment is worth on this database (no synchronous standby).
+      expect(d.checks.find((c) => c.check === "durability")?.detail).toBe(
+        "synchronous_commit=on, synchronous_standby_names='': an acknowledged write survives a crash of Postgres; a fail-over to an asynchronous standby can lose the latest ones",
+      );
 
       await start.stop();
       expect((await start.exited).code).toBe(0);

@@ -1,7 +1,16 @@
 import { PgBoss } from "pg-boss";
 import type { Sql, TransactionSql } from "postgres";
+import { bossDatabase } from "./boss-db.js";
 import type { CallKey } from "./call-key.js";
+import { derivePool } from "./connect.js";
 import { bossSchemaFor } from "./schema-name.js";
+
+export interface BossOptions {
+  /** pg-boss's own LISTEN, for a process that works a notifying queue. */
+  listen: boolean;
+  /** Install or upgrade pg-boss's schema (default), or only check it. */
+  migrate?: boolean;
+}
 
 /** The queue of deadline backstop jobs: one per second that holds at least one deadline. */
 export const DEADLINE_QUEUE = "brain-deadlines";
@@ -16,22 +25,30 @@ export const WORKER_QUEUE = "brain-calls";
  * process that works a notifying queue (the worker, `WORKER_QUEUE`). A process that only sends to
  * it or polls turns it off: Postgres wakes every listening backend of the database on every
  * notifying commit, whatever its channel, so an idle listener costs a wake-up per journal commit.
+ * `migrate: false` (a role that may not run DDL) checks pg-boss's schema instead of installing it.
  */
 export async function startBoss(
-  url: string,
+  sql: Sql,
   schema: string,
   onError: (error: unknown) => void,
-  options: { listen: boolean } = { listen: true },
+  options: BossOptions = { listen: true },
 ): Promise<PgBoss> {
+  // A pool of pg-boss's own beside `sql`, on the same driver and URL; ended when pg-boss stops.
+  const pool = derivePool(sql, "brain-boss", 4);
   const boss = new PgBoss({
-    connectionString: url,
+    db: bossDatabase(pool),
     schema: bossSchemaFor(schema),
-    max: 4,
     useListenNotify: options.listen,
-    application_name: "brain-boss",
+    migrate: options.migrate ?? true,
   });
   boss.on("error", onError);
-  await boss.start();
+  boss.once("stopped", () => void pool.end({ timeout: 1 }));
+  try {
+    await boss.start();
+  } catch (error) {
+    await pool.end({ timeout: 1 });
+    throw error;
+  }
   // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
   await ensureQueue(boss, DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
   // At most once: a component job is never retried (the call's claim also refuses a second run).

@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
 import type Postgres from "postgres";
 import type { Sql } from "postgres";
-import { reconnectDelaySeconds, socketOf } from "./connect-url.js";
+import { reconnectDelaySeconds, socketOf, type TlsChoice, tlsOf } from "./connect-url.js";
 import { assertSchemaName } from "./schema-name.js";
 
 export type { Sql } from "postgres";
@@ -21,6 +22,11 @@ export interface ConnectOptions {
   applicationName?: string;
   /** Seconds to wait for a new connection before failing the queries waiting for it. */
   connectTimeoutSeconds?: number;
+  /**
+   * A file holding the password, read again for every new connection: a password rotated while
+   * Brain runs (by a secrets agent, or an IAM token refresher) is used from the next connection on.
+   */
+  passwordFile?: string;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
@@ -55,6 +61,18 @@ export interface LaneHooks {
 }
 
 /**
+ * Another pool to the same database as `pool`, for a library's own work (pg-boss), apart from the
+ * pool Brain's statements wait on.
+ */
+export function derivePool(pool: Sql, name: string, max: number): Sql {
+  const origin = origins.get(pool);
+  if (!origin) throw new Error("derivePool needs a pool made by connect()");
+  const derived = open(origin.url, { ...origin.options, max, applicationName: name }, {});
+  origins.set(derived, { url: origin.url, options: { ...origin.options, max, applicationName: name } });
+  return derived;
+}
+
+/**
  * A single connection of its own beside `pool`, for work that must know when its backend is gone:
  * the journal writer's transactions and the LISTEN connection.
  */
@@ -71,9 +89,15 @@ export function openLane(pool: Sql, name: string, hooks: LaneHooks): Sql {
 
 function open(url: string, options: ConnectOptions, extra: Record<string, unknown>): Sql {
   const schema = assertSchemaName(options.schema);
-  const socket = socketOf(url);
+  const tls = tlsOf(url, (path) => readFileSync(path, "utf8"));
+  const socket = socketOf(tls.url);
   return postgres(socket.url, {
+    ...(tls.ssl === undefined ? {} : { ssl: driverSsl(tls.ssl) }),
     ...(socket.path ? { path: socket.path } : {}),
+    // Every new connection must land on a writable primary (after a fail-over, a multi-host URL's
+    // next host), unless the URL asks otherwise.
+    ...(/[?&]target_session_attrs=/.test(url) ? {} : { target_session_attrs: "read-write" }),
+    ...(options.passwordFile ? { pass: passwordReader(options.passwordFile) } : {}),
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_S,
@@ -84,4 +108,20 @@ function open(url: string, options: ConnectOptions, extra: Record<string, unknow
     },
     ...extra,
   } as Postgres.Options<Record<string, Postgres.PostgresType>>);
+}
+
+/** The driver asks for the password on each connection: the file's current contents, trimmed. */
+function passwordReader(file: string): () => string {
+  return () => readFileSync(file, "utf8").trim();
+}
+
+/** The driver's `ssl` option for a TLS choice: Node's TLS options when certificates are checked. */
+function driverSsl(ssl: NonNullable<TlsChoice["ssl"]>): Postgres.Options<Record<string, never>>["ssl"] {
+  if (typeof ssl !== "object") return ssl;
+  return {
+    ...(ssl.ca ? { ca: ssl.ca } : {}),
+    rejectUnauthorized: true,
+    // verify-ca: the chain is checked, the name is not.
+    ...(ssl.verifyName ? {} : { checkServerIdentity: () => undefined }),
+  };
 }

@@ -1,5 +1,6 @@
 import { issuesText } from "@aexhq/brain-contracts";
 import { z } from "zod";
+import { databaseUrlProblem } from "./connect-url.js";
 import { brainSchemaProblem } from "./schema-name.js";
 import { loadOrCreateDevSecretKey, parseSecretKeys } from "./secrets.js";
 
@@ -27,6 +28,11 @@ export const SharedEnvSchema = z.object({
     .refine((v) => parseSecretKeys(v) !== null, "keys of 64 hex digits (or base64 of 32 bytes), comma-separated")
     .optional(),
   BRAIN_DATA_DIR: z.string().min(1).default(".brain"),
+  /**
+   * A file holding the database password, read for every new connection (instead of the URL's):
+   * a password rotated while Brain runs is used from the next connection on.
+   */
+  BRAIN_DATABASE_PASSWORD_FILE: z.string().min(1).optional(),
   NODE_ENV: z.string().optional(),
   BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /**
@@ -35,6 +41,12 @@ export const SharedEnvSchema = z.object({
    * unless `off`. `off` counts nothing.
    */
   BRAIN_METRICS: z.enum(["token", "open", "off"]).default("token"),
+});
+
+/** A Postgres URL: one host or several (fail-over, with `target_session_attrs`), or a Unix socket. */
+export const DatabaseUrlSchema = z.string().superRefine((url, ctx) => {
+  const problem = databaseUrlProblem(url);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
 /** Validates an environment once, in an entry point; the error names every bad variable. */

@@ -5,6 +5,7 @@ export {
 } from "./availability.js";
 export {
   BOSS_KEEP_SECONDS,
+  type BossOptions,
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,
@@ -15,6 +16,7 @@ export {
   transactionDb,
   WORKER_QUEUE,
 } from "./boss.js";
+export { bossDatabase } from "./boss-db.js";
 export type { CallKey } from "./call-key.js";
 export {
   CALLBACK_TOKEN_TTL_MS,
@@ -33,8 +35,8 @@ export {
   Touch,
   touchOf,
 } from "./commit-keys.js";
-export { type ConnectOptions, connect, type LaneHooks, openLane, type Sql } from "./connect.js";
-export { socketOf } from "./connect-url.js";
+export { type ConnectOptions, connect, derivePool, type LaneHooks, openLane, type Sql } from "./connect.js";
+export { databaseHosts, databaseUrlProblem, socketOf } from "./connect-url.js";
 export { patchDriverSource } from "./driver/patch.js";
 export {
   type EmbeddedPostgres,
@@ -42,14 +44,21 @@ export {
   runningEmbeddedUrl,
   startEmbeddedPostgres,
 } from "./embedded.js";
-export { parseEnv, resolveSecretKeys, SharedEnvSchema } from "./env.js";
+export { DatabaseUrlSchema, parseEnv, resolveSecretKeys, SharedEnvSchema } from "./env.js";
 export { isDataException } from "./errors.js";
 export { InvocationSigner } from "./invocation-signer.js";
 export { asStoredJson } from "./jsonb-order.js";
 export { type CommitListener, channelFor, listenForCommits } from "./listener.js";
 export { surviveLostConnections } from "./lost-connections.js";
-export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate } from "./migrate.js";
-export { appliedVersions, bossInstalled, migrationScript, pendingMigrations } from "./migrate-script.js";
+export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate, migrateRights } from "./migrate.js";
+export {
+  appliedVersions,
+  bossInstalled,
+  grantScript,
+  migrationScript,
+  pendingMigrations,
+  roleNameProblem,
+} from "./migrate-script.js";
 export {
   type AppTokenRow,
   activeAppTokenId,
@@ -92,6 +101,7 @@ export {
   claimWorkerCall,
   type DispatchedCall,
 } from "./ops/dispatch.js";
+export { type Durability, durability, meaningOf } from "./ops/durability.js";
 export { type EndCallsFilter, type EndedCall, endCalls, endOverdueCalls, timeOutCall } from "./ops/end-calls.js";
 export {
   ENVIRONMENT_OPERATION_KIND,
@@ -118,6 +128,7 @@ export {
 } from "./ops/environments.js";
 export { closeConnection, hostAuth, hostExists, insertHost, openConnection } from "./ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "./ops/idempotency.js";
+export { journalsBehind } from "./ops/journals-behind.js";
 export {
   type CallAnswer,
   getMcpTask,

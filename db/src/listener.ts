@@ -6,8 +6,17 @@ import { openLane } from "./connect.js";
 export interface CommitListener {
   /** Whether the LISTEN is in place right now (false while reconnecting). */
   readonly listening: boolean;
+  /**
+   * Sends a NOTIFY on the channel from another connection and resolves whether it arrived within
+   * `timeoutMs`. Not through a transaction-mode pooler, whose LISTEN session is not kept, nor a
+   * proxy that drops notifications.
+   */
+  probe(timeoutMs: number): Promise<boolean>;
   unlisten(): Promise<void>;
 }
+
+/** A probe's payload: no commit's (those start with their origin's prefix), dropped unparsed by other processes. */
+const PROBE = "probe:";
 
 /** While the database is away, how often the listener tries to LISTEN again. */
 const RELISTEN_MS = 250;
@@ -29,11 +38,15 @@ export async function listenForCommits(
   let listening = false;
   let lane: Sql | undefined;
   let retry: NodeJS.Timeout | undefined;
+  let keepAlive: NodeJS.Timeout | undefined;
 
   // Our own commits were delivered in-process already.
   const own = originPrefix(origin);
+  const probes = new Map<string, () => void>();
   const onNotify = (from: string, payload: string) => {
-    if (from !== channel || payload.startsWith(own)) return;
+    if (from !== channel) return;
+    if (payload.startsWith(PROBE)) return probes.get(payload)?.();
+    if (payload.startsWith(own)) return;
     const decoded = decodeKeys(payload);
     if (decoded && decoded.origin !== origin) onKeys(decoded.keys, decoded.origin);
   };
@@ -43,6 +56,7 @@ export async function listenForCommits(
       onNotify,
       onClose: () => {
         if (lane !== mine) return;
+        clearInterval(keepAlive);
         listening = false;
         lane = undefined;
         void mine.end({ timeout: 0 }).catch(() => {});
@@ -59,6 +73,7 @@ export async function listenForCommits(
     }
     if (stopped) return;
     listening = true;
+    keepAlive = await keepAliveUnder(mine, keepAlive);
     onConnect();
   };
 
@@ -75,15 +90,48 @@ export async function listenForCommits(
     get listening() {
       return listening;
     },
+    async probe(timeoutMs) {
+      const payload = `${PROBE}${origin}:${Math.random().toString(36).slice(2)}`;
+      let timer: NodeJS.Timeout | undefined;
+      const arrived = new Promise<boolean>((resolve) => {
+        probes.set(payload, () => resolve(true));
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      try {
+        await sql`SELECT pg_notify(${channel}, ${payload})`;
+        return await arrived;
+      } finally {
+        clearTimeout(timer);
+        probes.delete(payload);
+      }
+    },
     async unlisten() {
       stopped = true;
       clearTimeout(retry);
+      clearInterval(keepAlive);
       listening = false;
       const current = lane;
       lane = undefined;
       await current?.end({ timeout: 1 }).catch(() => {});
     },
   };
+}
+
+/**
+ * A LISTEN connection is idle between notifications, and a role's `idle_session_timeout` (a DBA's
+ * setting, Postgres 14+) would close it, losing what is notified until it is back: under such a
+ * limit it runs a `SELECT 1` twice per period.
+ */
+async function keepAliveUnder(lane: Sql, previous: NodeJS.Timeout | undefined): Promise<NodeJS.Timeout | undefined> {
+  clearInterval(previous);
+  // In milliseconds (its unit); no row before Postgres 14.
+  const [row] = await lane<{ ms: number | null }[]>`
+    SELECT setting::float8 AS ms FROM pg_settings WHERE name = 'idle_session_timeout'`;
+  const ms = row?.ms ?? 0;
+  if (!(ms > 0)) return undefined;
+  const timer = setInterval(() => void lane`SELECT 1`.catch(() => {}), Math.max(50, ms / 2));
+  timer.unref();
+  return timer;
 }
 
 /** One channel per schema, so Brains sharing a database do not wake each other. */

@@ -53,3 +53,30 @@ export function migrationScript(schema: string, migrations: Migration[], withBos
     out.push(`-- pg-boss (schema ${bossSchemaFor(schema)})`, getConstructionPlans(bossSchemaFor(schema)).trim());
   return `${out.join("\n")}\n`;
 }
+
+/** A role name as Postgres takes it unquoted or quoted: letters, digits, _ and $, at most 63. */
+const ROLE_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+/** Why `role` cannot be given grants by name, or null. */
+export function roleNameProblem(role: string): string | null {
+  return ROLE_NAME.test(role) ? null : "a role name: letters, digits, _ and $ (at most 63)";
+}
+
+/**
+ * What a runtime role needs on Brain's two schemas, and nothing else: USAGE, DML on the tables,
+ * the sequences, and EXECUTE on pg-boss's functions. No CREATE, no ownership, nothing in public.
+ * Run again after each `brain migrate`: tables a migration adds need their grants.
+ */
+export function grantScript(schema: string, role: string): string {
+  const problem = roleNameProblem(role);
+  if (problem) throw new Error(`--grant-to: ${problem}`);
+  const r = `"${role}"`;
+  const schemas = `${quoteIdent(schema)}, ${quoteIdent(bossSchemaFor(schema))}`;
+  return `${[
+    `-- Grants for the runtime role ${role} on ${schema} and ${bossSchemaFor(schema)}.`,
+    `GRANT USAGE ON SCHEMA ${schemas} TO ${r};`,
+    `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schemas} TO ${r};`,
+    `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${schemas} TO ${r};`,
+    `GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ${schemas} TO ${r};`,
+  ].join("\n")}\n`;
+}

@@ -45,6 +45,13 @@ export async function migrate(sql: Sql, schema: string, dir = MIGRATIONS_DIR): P
   // from `brain migrate --print-sql`) can then start, since even CREATE SCHEMA IF NOT EXISTS
   // needs the CREATE privilege.
   if (await upToDate(sql, schema, migrations)) return [];
+  const rights = await migrateRights(sql, schema);
+  if (!rights.may) {
+    const applied = rights.version === 0 ? "is not installed" : `is at version ${rights.version}`;
+    throw new Error(
+      `schema ${schema} ${applied} and this release needs ${migrations.length}, which role ${rights.role} may not apply: run \`brain migrate\` as the schema's owner (or apply \`brain migrate --print-sql\`), then start again`,
+    );
+  }
   const applied: number[] = [];
   for (const m of migrations) {
     const ran = await sql.begin(async (tx) => {
@@ -76,6 +83,29 @@ export async function migrate(sql: Sql, schema: string, dir = MIGRATIONS_DIR): P
     if (ran) applied.push(m.version);
   }
   return applied;
+}
+
+/**
+ * Whether this role may migrate `schema`: own it (or be a member of its owner), or, before it
+ * exists, create schemas in this database. A runtime role with only DML never tries, and says why.
+ */
+export async function migrateRights(
+  sql: Sql,
+  schema: string,
+): Promise<{ may: boolean; role: string; version: number }> {
+  const [row] = await sql<{ may: boolean; role: string }[]>`
+    SELECT coalesce(
+             (SELECT pg_has_role(current_user, n.nspowner, 'USAGE') FROM pg_namespace n WHERE n.nspname = ${schema}),
+             has_database_privilege(current_database(), 'CREATE')) AS may,
+           current_user AS role`;
+  const [t] = await sql<{ t: string | null }[]>`SELECT to_regclass(${`${quoteIdent(schema)}.migrations`})::text AS t`;
+  const version = t?.t
+    ? Number(
+        (await sql.unsafe<{ v: number | null }[]>(`SELECT max(version) AS v FROM ${quoteIdent(schema)}.migrations`))[0]
+          ?.v ?? 0,
+      )
+    : 0;
+  return { may: row?.may === true, role: row?.role ?? "?", version };
 }
 
 /** Every migration recorded, with this release's checksum (a mismatch is left to the locked path). */

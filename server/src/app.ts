@@ -41,8 +41,6 @@ export interface BuildOptions {
   config: Config;
   /** A pool on a migrated database; the app does not close it. */
   sql: Sql;
-  /** The same database's URL, for pg-boss's own pool. */
-  databaseUrl: string;
   /** The operator token (required: main generates one in dev). */
   apiToken: string;
 }
@@ -75,7 +73,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // Bodies are JSON (and components application/wasm): no text/plain parsing behind anyone's back.
   app.removeContentTypeParser("text/plain");
 
-  const runtime = await startRuntime(options.config, options.sql, options.databaseUrl, app.log);
+  const runtime = await startRuntime(options.config, options.sql, app.log);
   app.decorate("brain", runtime as Runtime);
   app.addHook("preClose", async () => runtime.beginShutdown());
   app.addHook("onClose", async () => runtime.stop());

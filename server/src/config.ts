@@ -1,5 +1,5 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
-import { parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
+import { DatabaseUrlSchema, parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 import type { QuotaDefaults } from "./quotas.js";
 import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./traces/otlp-config.js";
@@ -11,7 +11,7 @@ import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./tra
 const Port = z.coerce.number().int().min(0).max(65535);
 
 export const ConfigSchema = SharedEnvSchema.extend({
-  DATABASE_URL: z.string().url().optional(),
+  DATABASE_URL: DatabaseUrlSchema.optional(),
   BRAIN_HOST: z.string().min(1).default("127.0.0.1"),
   BRAIN_PORT: Port.default(3210),
   BRAIN_API_TOKEN: z.string().min(16, "at least 16 characters").optional(),
@@ -74,6 +74,8 @@ function isLoopback(host: string): boolean {
 
 export interface Config {
   databaseUrl: string | undefined;
+  /** BRAIN_DATABASE_PASSWORD_FILE: read for each new connection. */
+  databasePasswordFile?: string;
   schema: string;
   host: string;
   port: number;
@@ -112,6 +114,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   requireExplicitSecrets(c);
   return {
     databaseUrl: c.DATABASE_URL,
+    ...(c.BRAIN_DATABASE_PASSWORD_FILE ? { databasePasswordFile: c.BRAIN_DATABASE_PASSWORD_FILE } : {}),
     schema: c.BRAIN_SCHEMA,
     host: c.BRAIN_HOST,
     port: c.BRAIN_PORT,

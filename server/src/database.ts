@@ -22,7 +22,13 @@ export async function prepareDatabase(config: Config, log: (line: string) => voi
         log: (line) => log(`postgres: ${line}`),
       });
   const url = config.databaseUrl ?? embedded!.url;
-  const sql = connect(url, { schema: config.schema, max: 20, applicationName: "brain-server" });
+  const sql = connect(url, {
+    schema: config.schema,
+    max: 20,
+    applicationName: "brain-server",
+    // The embedded cluster's password is in its URL.
+    ...(config.databasePasswordFile && !embedded ? { passwordFile: config.databasePasswordFile } : {}),
+  });
   try {
     await migrate(sql, config.schema);
   } catch (error) {

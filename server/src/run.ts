@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type CommitFeed, surviveLostConnections } from "@aexhq/brain-db";
+import { type CommitFeed, databaseHosts, durability, surviveLostConnections } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import type { Config } from "./config.js";
@@ -27,7 +27,7 @@ export async function runServer(config: Config): Promise<RunningServer> {
   let address: string;
   try {
     dev = config.apiToken ? null : devOperatorToken(config.dataDir);
-    started = await buildApp({ config, sql: db.sql, databaseUrl: db.url, apiToken: config.apiToken ?? dev!.token });
+    started = await buildApp({ config, sql: db.sql, apiToken: config.apiToken ?? dev!.token });
     address = await started.listen({ host: config.host, port: config.port });
   } catch (error) {
     // A server that cannot listen (the port taken, say) gives back what it started, the embedded
@@ -38,10 +38,12 @@ export async function runServer(config: Config): Promise<RunningServer> {
   }
   const app = started;
   const url = address.replace("[::1]", "localhost");
+  const acks = await durability(db.sql);
   // One write, so a reader that saw the first line has the whole banner.
   const banner = [
     `Brain listening on ${url}`,
-    `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : "DATABASE_URL"}; schema ${config.schema}`,
+    `Postgres: ${db.embedded ? `embedded, under ${config.dataDir}/pg` : `DATABASE_URL (${databaseHosts(db.url).join(", ")})`}; schema ${config.schema}`,
+    `Durability: synchronous_commit=${acks.synchronousCommit}: ${acks.meaning}`,
     `Console: ${url}/console/ (asks for the operator token)`,
   ];
   // The embedded database's generated password stays in its file (BRAIN_DATA_DIR/pg-password);

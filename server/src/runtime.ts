@@ -14,6 +14,7 @@ import {
   InvocationSigner,
   JournalWriter,
   listenForCommits,
+  migrateRights,
   PendingRepairs,
   registerServer,
   SecretBox,
@@ -58,8 +59,12 @@ export interface Runtime extends Services {
   readonly invocations: InvocationSigner;
   /** The Prometheus registry GET /metrics serves; null with BRAIN_METRICS=off. */
   readonly prometheus: PrometheusMetrics | null;
-  /** Ready to serve when both hold: the database answers, and the LISTEN connection is in place. */
-  readiness(): { database: boolean; listening: boolean };
+  /**
+   * Ready to serve when all hold: the database answers, the LISTEN connection is in place, and a
+   * write committed within COMMIT_STALL_MS (a primary waiting for a synchronous standby that is
+   * gone answers queries but commits nothing).
+   */
+  readiness(): { database: boolean; listening: boolean; committing: boolean };
   /**
    * Every commit this server hears of, its own writer's included, for a worker in the same process
    * (`brain start`): one LISTEN for both.
@@ -74,15 +79,18 @@ export interface RunningRuntime extends Runtime {
 }
 
 const HEARTBEAT_MS = 1000;
+/** Without LISTEN/NOTIFY, how often every session and host is looked at again. */
+export const POLL_MS = 1000;
+/** How long the NOTIFY sent at start may take to reach this server's LISTEN. */
+const PROBE_MS = 3000;
+/** No heartbeat committed for this long: the writer cannot commit, and the server is not ready. */
+export const COMMIT_STALL_MS = 10_000;
 
-export async function startRuntime(
-  config: Config,
-  sql: Sql,
-  databaseUrl: string,
-  log: FastifyBaseLogger,
-): Promise<RunningRuntime> {
+export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLogger): Promise<RunningRuntime> {
   const serverId = randomUUID();
   let listener: CommitListener | undefined;
+  // Set when LISTEN/NOTIFY does not deliver: wake-ups come from a rescan every POLL_MS instead.
+  let poller: NodeJS.Timeout | undefined;
   const closing = new AbortController();
   // Every request waiting on a journal and every running Environment call listens for the
   // shutdown: hundreds at once are normal, and Node's leak warning past ten would be a false alarm.
@@ -106,6 +114,7 @@ export async function startRuntime(
             for (const c of hostsRef?.all() ?? [])
               yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
           },
+          polling: () => poller !== undefined,
         });
   const metrics: Metrics = prometheus ?? noMetrics;
   const availability = new DatabaseAvailability(sql, {
@@ -115,14 +124,28 @@ export async function startRuntime(
         return log.warn("database unavailable: requests fail with database_unavailable until it answers");
       }
       log.info("database available again: re-reading journals and open calls");
-      // Whatever failed to commit meanwhile is found again from the tables.
-      bus.rescan();
+      // Whatever failed to commit meanwhile is found again from the tables; first, sessions whose
+      // journal the database lost the end of (a fail-over) are read again from what it has.
+      void restartBehind().finally(() => bus.rescan());
       void writer
         .submit(endOverdueCalls())
         .catch((err) => log.warn({ err }, "ending overdue calls after the outage failed"));
     },
   });
   const liveness = new Liveness(() => availability.upFor(), HEARTBEAT_MS);
+  const restartBehind = async () => {
+    try {
+      const behind = (await actorsRef?.restartBehind()) ?? [];
+      if (behind.length > 0) {
+        log.error(
+          { sessions: behind.length, sample: behind.slice(0, 5) },
+          "the database lost committed records of sessions this server ran (a fail-over to a standby that lacked them): their Agentloops go on from the journal it has",
+        );
+      }
+    } catch (err) {
+      if (!availability.observe(err)) log.warn({ err }, "checking journals after the outage failed");
+    }
+  };
   const writer = new JournalWriter(sql, {
     channel,
     origin: serverId,
@@ -134,15 +157,17 @@ export async function startRuntime(
     ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   // The server works only the deadline queue, which is polled (its jobs are deferred), and sends
-  // worker jobs: pg-boss's LISTEN would only be woken, on every journal commit, for nothing.
+  // worker jobs: pg-boss's LISTEN would only be woken, on every journal commit, for nothing. A
+  // runtime role that may not migrate leaves pg-boss's schema (and its background DDL) alone.
+  const { may: mayMigrate } = await migrateRights(sql, config.schema);
   const boss = await startBoss(
-    databaseUrl,
+    sql,
     config.schema,
     (err) => {
       availability.observe(err);
       log.warn({ err }, "pg-boss error");
     },
-    { listen: false },
+    { listen: false, migrate: mayMigrate },
   );
   const deadlineJobs = new DeadlineJobs(boss, writer);
   const secrets = new SecretBox(config.secretKeys);
@@ -210,7 +235,11 @@ export async function startRuntime(
     repairs,
     metrics,
     prometheus,
-    readiness: () => ({ database: availability.available, listening: listener?.listening === true }),
+    readiness: () => ({
+      database: availability.available,
+      listening: listener?.listening === true,
+      committing: performance.now() - lastCommit < COMMIT_STALL_MS,
+    }),
     commits,
   };
 
@@ -249,18 +278,29 @@ export async function startRuntime(
       commits.reconnected();
     },
   );
+  if (!(await listener.probe(PROBE_MS))) {
+    log.warn(
+      { pollMs: POLL_MS },
+      "LISTEN/NOTIFY does not deliver here (is DATABASE_URL a transaction-mode pooler?): wake-ups fall back to polling, each session and host looked at again every second",
+    );
+    poller = setInterval(() => bus.rescan(), POLL_MS);
+    poller.unref();
+  }
 
   // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the
   // stale window (it resumes orphaned sessions for up to 2 s, and waits for any claim held up on a
   // locked session row), and a heartbeat held behind it would let another server judge this live
   // one dead, take its sessions in the middle of their model calls and end its calls unknown.
   let beating = false;
+  // The heartbeat is this server's commit probe: an UPDATE that commits every beat.
+  let lastCommit = performance.now();
   const beat = async () => {
     if (beating) return;
     beating = true;
     const started = performance.now();
     try {
       const { verdict, at } = await heartbeat(sql, serverId);
+      lastCommit = performance.now();
       if (verdict === "revived") revive(rt);
       availability.markAvailable();
       liveness.beat(at);
@@ -319,6 +359,7 @@ export async function startRuntime(
     },
     async stop() {
       clearInterval(timer);
+      clearInterval(poller);
       stopRetention();
       await bounded(traces?.stop() ?? Promise.resolve(), 3000);
       await bounded(rt.actors.markIdleOnShutdown(), 2000);

@@ -1,5 +1,5 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
-import { parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
+import { DatabaseUrlSchema, parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
 import { z } from "zod";
 import type { ComponentLimits } from "./sandbox/limits.js";
 
@@ -8,7 +8,9 @@ import type { ComponentLimits } from "./sandbox/limits.js";
  * runs a worker beside a server) and validated here. Nothing else in the worker reads process.env.
  */
 export const WorkerConfigSchema = SharedEnvSchema.extend({
-  DATABASE_URL: z.string().url({ message: "DATABASE_URL is required: the worker needs only the database" }),
+  DATABASE_URL: z
+    .string({ message: "DATABASE_URL is required: the worker needs only the database" })
+    .pipe(DatabaseUrlSchema),
   BRAIN_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /**
    * Of those, how many one application token's calls may hold at once (the operator's sessions
@@ -29,6 +31,8 @@ export const WorkerConfigSchema = SharedEnvSchema.extend({
 
 export interface WorkerConfig {
   databaseUrl: string;
+  /** BRAIN_DATABASE_PASSWORD_FILE: read for each new connection. */
+  databasePasswordFile?: string;
   schema: string;
   /** Per-activation budget of extension events and results; must match the servers'. */
   maxEmittedBytes: number;
@@ -63,6 +67,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
   const c = parseEnv(WorkerConfigSchema, env);
   return {
     databaseUrl: c.DATABASE_URL,
+    ...(c.BRAIN_DATABASE_PASSWORD_FILE ? { databasePasswordFile: c.BRAIN_DATABASE_PASSWORD_FILE } : {}),
     schema: c.BRAIN_SCHEMA,
     maxEmittedBytes: c.BRAIN_MAX_EMITTED_BYTES,
     concurrency: c.BRAIN_WORKER_CONCURRENCY,

@@ -17,6 +17,7 @@ import {
   JournalWriter,
   listenForCommits,
   migrate,
+  migrateRights,
   PendingRepairs,
   releaseResumableCalls,
   requeueLostWorkerJobs,
@@ -81,7 +82,12 @@ function tokenSlotsOf(options: Pick<WorkerConfig, "concurrency" | "tokenSlots">)
 
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? createLogger(options.logLevel);
-  const sql = connect(options.databaseUrl, { schema: options.schema, max: 8, applicationName: "brain-worker" });
+  const sql = connect(options.databaseUrl, {
+    schema: options.schema,
+    max: 8,
+    applicationName: "brain-worker",
+    ...(options.databasePasswordFile ? { passwordFile: options.databasePasswordFile } : {}),
+  });
   await migrate(sql, options.schema);
   let identity: Identity = await register(sql);
   // Notifications carry their origin so a process skips its own; this one outlives re-registration.
@@ -180,7 +186,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const heartbeat = setInterval(() => void beatOnce(), HEARTBEAT_MS);
   const backstop = setInterval(() => void tick(), options.backstopMs ?? HEARTBEAT_MS);
 
-  const boss = await startBoss(options.databaseUrl, options.schema, (err) => log.warn({ err }, "pg-boss error"));
+  const { may: mayMigrate } = await migrateRights(sql, options.schema);
+  const boss = await startBoss(sql, options.schema, (err) => log.warn({ err }, "pg-boss error"), {
+    listen: true,
+    migrate: mayMigrate,
+  });
   bossReady = boss;
   const deps = {
     sql,

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const sql = connect(pg.url, { schema: "brain", max: 8, applicationName: "test-harness" });
   await migrate(sql, "brain");
   // pg-boss installs its schema on first start; the worker and the harness then share it.
-  await (await startBoss(pg.url, "brain", () => {})).stop({ graceful: false });
+  await (await startBoss(sql, "brain", () => {})).stop({ graceful: false });
   const db: TestDatabase = {
     url: pg.url,
     name: "postgres",

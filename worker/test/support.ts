@@ -43,7 +43,7 @@ export async function startHarness(given?: TestDatabase): Promise<Harness> {
   const db = given ?? (await createTestDatabase({ max: 8 }));
   const ownerId = randomUUID();
   await registerServer(db.sql, ownerId);
-  const boss = await startBoss(db.url, "brain", () => {});
+  const boss = await startBoss(db.sql, "brain", () => {});
   const writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: ownerId });
   return {
     db,

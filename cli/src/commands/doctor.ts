@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import {
   bossInstalled,
   databaseFacts,
+  durability,
   listenNotifyDelivered,
   liveProcesses,
   loadMigrations,
@@ -53,6 +54,12 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
         delivered
           ? "a NOTIFY reached a LISTEN on another connection"
           : "a NOTIFY never arrived: is DATABASE_URL a transaction-mode pooler? Brain needs session connections",
+      );
+      const acks = await durability(sql);
+      add(
+        "durability",
+        acks.synchronousCommit === "off" ? "warn" : "ok",
+        `synchronous_commit=${acks.synchronousCommit}, synchronous_standby_names='${acks.synchronousStandbys}': ${acks.meaning}`,
       );
       const skew = before + rtt / 2 - facts.nowMs;
       add(

@@ -2,30 +2,43 @@ import { parseArgs } from "node:util";
 import {
   appliedVersions,
   bossInstalled,
+  grantScript,
   loadMigrations,
   migrate,
   migrationScript,
   pendingMigrations,
+  roleNameProblem,
   startBoss,
 } from "@aexhq/brain-db";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
+import { UsageError } from "../errors.js";
 import { out, printJson } from "../output.js";
 
 /**
  * `brain migrate`: applies Brain's migrations and installs pg-boss's schema (what a server does
  * on start). `--print-sql` prints that SQL instead, for deploys whose application role cannot run
  * DDL: only what this database lacks, or everything with `--all` (no database needed).
+ * `--grant-to ROLE` gives a runtime role what it needs (printed with `--print-sql`, else applied).
  */
 export async function migrateCommand(args: string[], env: CliEnv): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { "print-sql": { type: "boolean" }, all: { type: "boolean" }, json: { type: "boolean" } },
+    options: {
+      "print-sql": { type: "boolean" },
+      all: { type: "boolean" },
+      json: { type: "boolean" },
+      "grant-to": { type: "string" },
+    },
     strict: true,
   });
+  const role = values["grant-to"];
+  const problem = role === undefined ? null : roleNameProblem(role);
+  if (problem) throw new UsageError(`--grant-to: ${problem}`);
+  const grants = role === undefined ? "" : grantScript(env.schema, role);
   if (values["print-sql"]) {
     if (values.all) {
-      process.stdout.write(migrationScript(env.schema, loadMigrations(), true));
+      process.stdout.write(migrationScript(env.schema, loadMigrations(), true) + grants);
       return 0;
     }
     const script = await withDatabase(env, async (sql) =>
@@ -35,15 +48,16 @@ export async function migrateCommand(args: string[], env: CliEnv): Promise<numbe
         !(await bossInstalled(sql, env.schema)),
       ),
     );
-    process.stdout.write(script);
+    process.stdout.write(script + grants);
     return 0;
   }
-  const result = await withDatabase(env, async (sql, url) => {
+  const result = await withDatabase(env, async (sql) => {
     const applied = await migrate(sql, env.schema);
     // pg-boss installs (or upgrades) its schema on start; its queues get Brain's settings.
-    const boss = await startBoss(url, env.schema, () => {}, { listen: false });
+    const boss = await startBoss(sql, env.schema, () => {}, { listen: false });
     await boss.stop({ graceful: false, timeout: 1000 });
-    return { schema: env.schema, applied, version: loadMigrations().length };
+    if (grants) await sql.unsafe(grants);
+    return { schema: env.schema, applied, version: loadMigrations().length, ...(role ? { grantedTo: role } : {}) };
   });
   if (values.json) printJson(result);
   else
@@ -52,5 +66,7 @@ export async function migrateCommand(args: string[], env: CliEnv): Promise<numbe
         ? `schema ${result.schema} is up to date (version ${result.version}); pg-boss ready`
         : `applied ${result.applied.join(", ")} to schema ${result.schema} (version ${result.version}); pg-boss ready`,
     );
+  if (!values.json && role)
+    out(`granted ${role} what a server and a worker need on ${env.schema} and ${env.schema}_boss`);
   return 0;
 }

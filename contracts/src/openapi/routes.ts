@@ -55,6 +55,8 @@ export const ReadinessSchema = z.object({
   serverId: Uuid,
   database: z.boolean(),
   listening: z.boolean(),
+  /** A write committed within the last 10 s. */
+  committing: z.boolean(),
   migrations: z.boolean(),
   schemaVersion: z.object({ expected: z.number().int().nullable(), applied: z.number().int().nullable() }),
 });

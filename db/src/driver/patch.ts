@@ -23,6 +23,9 @@ import { type Edit, PIPELINE_CONNECTION_EDITS, PIPELINE_POOL_EDITS, PIPELINE_QUE
  *   handled: "not sent" would have the caller move the connection from the pool's closed queue,
  *   where it waits to be reconnected, to the queue of full ones);
  * - a close or terminate forgets the pending flush, and a flush that finds no socket drops its bytes.
+ * - `target_session_attrs=read-write` refuses a hot standby, as libpq does (the driver looked
+ *   only at default_transaction_read_only, which a standby of Postgres 14+ reports off);
+ * - TLS to an IP address checks the certificate against that address, not "localhost".
  * And one addition, not a fix: pipelines, a batch of queries as one implicit transaction that
  * Postgres answers once (pipeline-edits.ts).
  * Each edit names the exact text it replaces: the build fails on a driver without it, and
@@ -77,6 +80,23 @@ const CONNECTION_EDITS: readonly Edit[] = [
     replace: `    socket.removeAllListeners()
     socket = null
     connection.closes = (connection.closes || 0) + 1
+`,
+  },
+  {
+    // `read-write` as libpq means it: not a hot standby either. Postgres 14+ reports
+    // default_transaction_read_only = off on a standby, which the driver took for a primary.
+    find: `      (x === 'read-write' && xs.default_transaction_read_only === 'on') ||
+`,
+    replace: `      (x === 'read-write' && (xs.default_transaction_read_only === 'on' || xs.in_hot_standby === 'on')) ||
+`,
+  },
+  {
+    // TLS to an IP address: Node checks the certificate against options.host, or "localhost"
+    // when it is missing, which the driver left out for addresses (no SNI for those).
+    find: `      servername: net.isIP(socket.host) ? undefined : socket.host
+`,
+    replace: `      servername: net.isIP(socket.host) ? undefined : socket.host,
+      host: socket.host
 `,
   },
 ];

@@ -21,6 +21,11 @@ export interface TurnState {
   end: { seq: number; payload: unknown } | null;
   status: "active" | "ended";
   lastSeq: number;
+  /**
+   * False when the journal holds no user message at the message's sequence: the database lost it
+   * (a fail-over to a standby that never received it).
+   */
+  messageKept: boolean;
 }
 
 /**
@@ -30,9 +35,10 @@ export interface TurnState {
  */
 export async function turnState(sql: Sql, sessionId: string, messageSeq: number): Promise<TurnState | null> {
   const [row] = await sql<
-    { end_seq: number | null; end_payload: unknown; status: "active" | "ended"; last_seq: number }[]
+    { end_seq: number | null; end_payload: unknown; status: "active" | "ended"; last_seq: number; kept: boolean }[]
   >`
-    SELECT e.seq AS end_seq, e.payload AS end_payload, s.status, s.last_seq
+    SELECT e.seq AS end_seq, e.payload AS end_payload, s.status, s.last_seq,
+      EXISTS (SELECT 1 FROM records m WHERE m.session_id = s.id AND m.seq = ${messageSeq} AND m.kind = 'user_message') AS kept
     FROM sessions s
     LEFT JOIN LATERAL (
       SELECT seq, payload FROM records
@@ -46,6 +52,7 @@ export async function turnState(sql: Sql, sessionId: string, messageSeq: number)
     end: row.end_seq === null ? null : { seq: row.end_seq, payload: row.end_payload },
     status: row.status,
     lastSeq: row.last_seq,
+    messageKept: row.kept,
   };
 }
 

@@ -4,7 +4,7 @@ import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";
 import type { SessionInfo } from "./session-info.js";
-import { SessionJournal } from "./session-journal.js";
+import { JournalBehind, SessionJournal } from "./session-journal.js";
 import { type LoopState, roundSettled } from "./state.js";
 import type { TurnError } from "./turns.js";
 import { WakeWindow } from "./wake-window.js";
@@ -29,7 +29,8 @@ export type ActorDeps = Pick<
  * Why an actor stopped running its session. "idle": it let go of its state after
  * BRAIN_SESSION_IDLE_MS with nothing to do; the session stays this server's (see actors.ts).
  */
-export type StopReason = "ended" | "fenced" | "shutdown" | "idle";
+/** `behind`: the database lost records this actor had folded (a fail-over); it is read again. */
+export type StopReason = "ended" | "fenced" | "shutdown" | "idle" | "behind";
 
 /**
  * Runs one session's Agentloop on this server while it holds the session's fencing epoch. All of
@@ -176,6 +177,10 @@ export class SessionActor {
         this.deadlines.sync(this.state);
       }
     } catch (error) {
+      if (error instanceof JournalBehind) {
+        this.rt.log.error({ err: error, sessionId: this.session.id }, "the database lost the end of this journal");
+        return this.stop("behind");
+      }
       // Retry later from the journal rather than spin: the next wake or rescan picks it up (after
       // an outage, the rescan that follows the database's return).
       if (!this.rt.availability.observe(error) && !isUnavailable(error)) {

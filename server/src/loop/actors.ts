@@ -4,6 +4,7 @@ import {
   claimParkedSessions,
   claimSession,
   type Judgement,
+  journalsBehind,
   markParked,
   parkedSessionsAhead,
   Touch,
@@ -166,8 +167,10 @@ export class ActorRegistry {
       // Stopped while claiming: the session stays ours until this server is marked stopped, then
       // it is anyone's (recovery), like every other session this server ran.
       if (this.stopped) return null;
-      const actor = new SessionActor(this.rt, info, epoch, (a) => {
+      const actor = new SessionActor(this.rt, info, epoch, (a, reason) => {
         if (this.actors.get(a.session.id) === a) this.actors.delete(a.session.id);
+        // Its state held records the database lost: a new Agentloop reads what it has.
+        if (reason === "behind") void this.resume(a.session.id);
       });
       this.actors.set(sessionId, actor);
       return actor;
@@ -177,6 +180,27 @@ export class ActorRegistry {
       this.rt.log.error({ err: error, sessionId }, "could not resume session");
       return null;
     }
+  }
+
+  /**
+   * After an outage: the sessions whose journal in the database ends before what this server had
+   * folded (a fail-over to a standby that lacked the last commits) lose their in-memory state and
+   * are read again from the journal the database has; returns their ids. Run before the rescan.
+   */
+  async restartBehind(): Promise<string[]> {
+    const folded = [
+      ...[...this.actors.values()].map((a) => ({ id: a.session.id, seq: a.state.lastSeq })),
+      ...[...this.parked].map(([id, seq]) => ({ id, seq })),
+    ];
+    const behind = await journalsBehind(this.rt.sql, folded);
+    for (const id of behind) {
+      this.parked.delete(id);
+      // Resumed on stop (see claim); a parked one has no actor to stop.
+      const actor = this.actors.get(id);
+      if (actor) actor.stop("behind");
+      else void this.resume(id);
+    }
+    return behind;
   }
 
   /** Every actor catches up from the journal (after a missed-notification window), parked ones too. */

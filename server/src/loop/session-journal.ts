@@ -16,6 +16,21 @@ import { withWorkerJobs } from "./worker-jobs.js";
 
 export type JournalDeps = Pick<Services, "boss" | "deadlineJobs" | "metrics" | "sql" | "turns" | "writer">;
 
+/**
+ * An append was given sequences this Agentloop had already folded: the database lost the end of
+ * the journal (a fail-over to a standby that never received it). The state is wrong from here
+ * on; the Agentloop stops and is read again from the journal the database has.
+ */
+export class JournalBehind extends Error {
+  constructor(
+    readonly sessionId: string,
+    readonly written: number,
+    readonly folded: number,
+  ) {
+    super(`session ${sessionId}: the journal went back to ${written - 1} from ${folded}`);
+  }
+}
+
 /** Records heard and not yet folded beyond which the journal is read instead. */
 const MAX_HEARD = 256;
 
@@ -130,6 +145,8 @@ export class SessionJournal {
     const result = await this.rt.writer.submit(op);
     if (result.records.length === 0) return null;
     const written = result.records;
+    if (written[0]!.seq <= this.state.lastSeq)
+      throw new JournalBehind(this.sessionId, written[0]!.seq, this.state.lastSeq);
     const seqs = written.map((r) => r.seq);
     const payloads = records.map((r, i) => resolveRelative(r.payload, i, seqs));
     if (written[0]!.seq !== this.state.lastSeq + 1) await this.catchUp(written[written.length - 1]!.seq);

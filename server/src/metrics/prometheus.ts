@@ -11,6 +11,8 @@ export interface MetricSources {
   parked(): number;
   /** This server's host sockets: a host's or a named host replica's, with the calls sent on it and not ended. */
   connections(): Iterable<{ kind: "host" | "replica"; pending: number }>;
+  /** Whether wake-ups fall back to polling (a NOTIFY sent at start never reached the LISTEN). */
+  polling(): boolean;
 }
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -134,6 +136,14 @@ export class PrometheusMetrics implements Metrics {
       help: "Agentloop catch-ups with the journal: from records this server wrote (heard), or by reading it (read).",
       labelNames: ["source"],
       registers,
+    });
+    new Gauge({
+      name: "brain_wakeups_polling",
+      help: "1 when LISTEN/NOTIFY does not deliver here (a transaction-mode pooler) and wake-ups fall back to polling.",
+      registers,
+      collect() {
+        this.set(sources.polling() ? 1 : 0);
+      },
     });
     new Gauge({
       name: "brain_actors",

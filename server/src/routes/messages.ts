@@ -75,6 +75,12 @@ async function waitForActivation(
       if (!state) throw new BrainError("not_found", "The session was deleted.");
       if (state.end) return activationResult(state.end.seq, state.end.payload as TurnEnd);
       if (state.status === "ended") return { sequence: state.lastSeq, status: "cancelled", text: "" };
+      if (!state.messageKept) {
+        throw new BrainError(
+          "database_unavailable",
+          "The database lost this message after acknowledging it (it failed over to a standby that never received it): send it again.",
+        );
+      }
       return undefined;
     },
     shutdown: () => new BrainError("not_ready", "The server is shutting down; the turn goes on."),

@@ -72,7 +72,12 @@ describe("server process", () => {
     expect((await layout(db.sql)).schemas).toEqual(["public"]);
     const server = await start({ databaseUrl: db.url });
     await healthy(server.url);
-    expect(server.output()).toMatch(/Postgres: DATABASE_URL; schema brain/);
+    // The hosts it was given (no credentials), and what an acknowledgment is worth on them.
+    expect(server.output()).toMatch(/^Postgres: DATABASE_URL \(127\.0\.0\.1:\d+\); schema brain$/m);
+    expect(server.output()).not.toContain(`${new URL(db.url).username}:`);
+    expect(server.output()).toMatch(
+      /^Durability: synchronous_commit=on: an acknowledged write survives a crash of Postgres; a fail-over to an asynchronous standby can lose the latest ones$/m,
+    );
     // The banner names the console, and the console is there.
     const consoleUrl = /^Console: (http:\/\/\S+\/console\/) /m.exec(server.output())?.[1];
     expect(consoleUrl).toBe(`${server.url}/console/`);
