@@ -228,8 +228,10 @@ export async function brainJournal(url: string, applicationName = "bench-stack-j
     async next(session) {
       const s = state(session);
       const openedAt = s.openedAt ?? Date.now();
-      const wait = openedAt + WAKE_MS - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // As Brain's wake window does: a timer that fires early (Node's cached loop clock) waits again.
+      for (let wait = openedAt + WAKE_MS - Date.now(); wait > 0; wait = openedAt + WAKE_MS - Date.now()) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
       const [seq] = await append(session, [
         {
           kind: "model_call_started",

@@ -21,10 +21,22 @@ export class WakeWindow {
   observe(): void {
     if (this.timer) return;
     this.openedAt = Date.now();
+    this.arm(this.windowMs);
+  }
+
+  /**
+   * Node starts a timer from the event loop's cached clock, which may be a few milliseconds behind
+   * when the window opened in a busy turn of the loop: a timer that fires early is armed again for
+   * what is left, so no window is shorter than its width.
+   */
+  private arm(ms: number): void {
     this.timer = setTimeout(() => {
+      const firedAt = Date.now();
+      const left = this.openedAt + this.windowMs - firedAt;
+      if (left > 0) return this.arm(left);
       this.timer = null;
-      this.wake({ openedAt: this.openedAt, firedAt: Date.now() });
-    }, this.windowMs);
+      this.wake({ openedAt: this.openedAt, firedAt });
+    }, ms);
   }
 
   /** Wake at once (a user message); a queued window wake is folded into this one. */

@@ -177,6 +177,26 @@ describe("WakeWindow", () => {
     }
   });
 
+  it("is never shorter than its width on the wall clock, though timers run on another clock", () => {
+    // Timers run on the monotonic clock, Date.now() on the wall clock, each rounded down to whole
+    // milliseconds: a 5 ms timer can fire when the wall clock has moved 4. Modelled here by setting
+    // the wall clock back 1 ms after the window opens.
+    vi.useFakeTimers();
+    try {
+      const fired: { openedAt: number; firedAt: number }[] = [];
+      const w = new WakeWindow(5, (x) => x && fired.push(x));
+      w.observe();
+      vi.setSystemTime(Date.now() - 1);
+      vi.advanceTimersByTime(5);
+      expect(fired).toHaveLength(0);
+      vi.advanceTimersByTime(1);
+      expect(fired).toHaveLength(1);
+      expect(fired[0]!.firedAt - fired[0]!.openedAt).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("an interruption invalidates a queued wake; a user message wakes at once", () => {
     vi.useFakeTimers();
     try {
