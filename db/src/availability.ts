@@ -31,6 +31,9 @@ const SOCKET_ERRORS = new Set([
   "EAI_AGAIN",
 ]);
 
+/** How long the database has to answer after a lost connection before it is taken for away. */
+const CONFIRM_MS = 2_000;
+
 export interface AvailabilityOptions {
   /** How often to try the database while it is away. */
   probeMs?: number;
@@ -48,6 +51,7 @@ export class DatabaseAvailability {
   private upSince = Date.now();
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
+  private confirming = false;
   private readonly probeMs: number;
 
   constructor(
@@ -66,10 +70,14 @@ export class DatabaseAvailability {
     return this.awaySince === null ? now - this.upSince : 0;
   }
 
-  /** Marks the database away when `error` says so; true if it did. */
+  /**
+   * Whether `error` says the database or a connection to it is gone. If so, the database is asked
+   * at once, and marked away only if it does not answer: one connection that Postgres ended (a
+   * role's idle_session_timeout, a DBA's pg_terminate_backend) must not fail every request.
+   */
   observe(error: unknown): boolean {
     if (!isConnectionError(error)) return false;
-    this.markAway();
+    void this.confirm();
     return true;
   }
 
@@ -97,6 +105,24 @@ export class DatabaseAvailability {
     clearTimeout(this.probe);
     this.probe = setTimeout(() => void this.try(), this.probeMs);
     this.probe.unref();
+  }
+
+  private async confirm(): Promise<void> {
+    if (this.closed || this.awaySince !== null || this.confirming) return;
+    this.confirming = true;
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      // A half-open connection never answers: silence counts as away too.
+      timer = setTimeout(() => reject(new Error("no answer")), CONFIRM_MS);
+    });
+    try {
+      await Promise.race([this.sql`SELECT 1`.execute(), silent]);
+    } catch {
+      this.markAway();
+    } finally {
+      clearTimeout(timer);
+      this.confirming = false;
+    }
   }
 
   private async try(): Promise<void> {

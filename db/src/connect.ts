@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type Postgres from "postgres";
 import type { Sql } from "postgres";
 import { reconnectDelaySeconds, socketOf, type TlsChoice, tlsOf } from "./connect-url.js";
+import { idleSessionTimeoutMs } from "./ops/idle-session-timeout.js";
 import { assertSchemaName } from "./schema-name.js";
 
 export type { Sql } from "postgres";
@@ -27,6 +28,8 @@ export interface ConnectOptions {
    * Brain runs (by a secrets agent, or an IAM token refresher) is used from the next connection on.
    */
   passwordFile?: string;
+  /** Seconds after which the pool closes a connection left idle; none when unset. */
+  idleTimeoutSeconds?: number;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
@@ -51,6 +54,22 @@ export function connect(url: string, options: ConnectOptions): Sql {
   const sql = open(url, options, {});
   origins.set(sql, { url, options });
   return sql;
+}
+
+/**
+ * connect(), fitted to what the role's DBA set: under an `idle_session_timeout`, Postgres ends a
+ * connection idle that long, and a query the pool sends on it at that moment fails. The pool then
+ * closes its own idle connections at half that period, before Postgres would.
+ */
+export async function connectToRole(url: string, options: ConnectOptions): Promise<Sql> {
+  const sql = connect(url, options);
+  const ms = await idleSessionTimeoutMs(sql).catch(async (error: unknown) => {
+    await sql.end({ timeout: 1 });
+    throw error;
+  });
+  if (ms === 0) return sql;
+  await sql.end({ timeout: 1 });
+  return connect(url, { ...options, idleTimeoutSeconds: ms / 2000 });
 }
 
 export interface LaneHooks {
@@ -99,6 +118,7 @@ function open(url: string, options: ConnectOptions, extra: Record<string, unknow
     ...(/[?&]target_session_attrs=/.test(url) ? {} : { target_session_attrs: "read-write" }),
     ...(options.passwordFile ? { pass: passwordReader(options.passwordFile) } : {}),
     max: options.max ?? 10,
+    ...(options.idleTimeoutSeconds ? { idle_timeout: options.idleTimeoutSeconds } : {}),
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_S,
     backoff: (retries: number) => reconnectDelaySeconds(retries),

@@ -35,7 +35,15 @@ export {
   Touch,
   touchOf,
 } from "./commit-keys.js";
-export { type ConnectOptions, connect, derivePool, type LaneHooks, openLane, type Sql } from "./connect.js";
+export {
+  type ConnectOptions,
+  connect,
+  connectToRole,
+  derivePool,
+  type LaneHooks,
+  openLane,
+  type Sql,
+} from "./connect.js";
 export { databaseHosts, databaseUrlProblem, socketOf } from "./connect-url.js";
 export { patchDriverSource } from "./driver/patch.js";
 export {

@@ -2,6 +2,7 @@ import type { Sql } from "postgres";
 import type { CommitHandler } from "./commit-feed.js";
 import { decodeKeys, originPrefix } from "./commit-keys.js";
 import { openLane } from "./connect.js";
+import { idleSessionTimeoutMs } from "./ops/idle-session-timeout.js";
 
 export interface CommitListener {
   /** Whether the LISTEN is in place right now (false while reconnecting). */
@@ -124,11 +125,8 @@ export async function listenForCommits(
  */
 async function keepAliveUnder(lane: Sql, previous: NodeJS.Timeout | undefined): Promise<NodeJS.Timeout | undefined> {
   clearInterval(previous);
-  // In milliseconds (its unit); no row before Postgres 14.
-  const [row] = await lane<{ ms: number | null }[]>`
-    SELECT setting::float8 AS ms FROM pg_settings WHERE name = 'idle_session_timeout'`;
-  const ms = row?.ms ?? 0;
-  if (!(ms > 0)) return undefined;
+  const ms = await idleSessionTimeoutMs(lane);
+  if (ms === 0) return undefined;
   const timer = setInterval(() => void lane`SELECT 1`.catch(() => {}), Math.max(50, ms / 2));
   timer.unref();
   return timer;

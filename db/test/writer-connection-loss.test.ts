@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { channelFor, connect, emptyKeys, JournalWriter, type WriteOp } from "@aexhq/brain-db";
+import { channelFor, connect, DatabaseAvailability, emptyKeys, JournalWriter, type WriteOp } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { startPgProxy } from "../../testkit/pg-proxy.js";
@@ -56,6 +56,15 @@ beforeAll(async () => {
   await db.sql.unsafe(`
     CREATE SEQUENCE writer_probe_kills;
     CREATE SEQUENCE writer_probe_kills_one_trip;
+    CREATE SEQUENCE writer_probe_kills_statement;
+    CREATE FUNCTION writer_probe_kill_once() RETURNS int LANGUAGE plpgsql AS $$
+    BEGIN
+      IF nextval('writer_probe_kills_statement') = 1 THEN
+        PERFORM pg_terminate_backend(pg_backend_pid());
+        PERFORM pg_sleep(5);
+      END IF;
+      RETURN 1;
+    END $$;
     CREATE FUNCTION writer_probe_kill() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF NEW.tag = 'doomed' THEN
@@ -205,6 +214,47 @@ describe("the answer to COMMIT is lost after retention deleted the writer's mark
       await w.close();
       await sql.end({ timeout: 1 });
       await proxy.close();
+    }
+  });
+});
+
+describe("one connection lost while the database answers", () => {
+  it("is not taken for the database away: the batch is tried again on a new connection and commits once", async () => {
+    const changes: boolean[] = [];
+    const availability = new DatabaseAvailability(db.sql, { onChange: (up) => changes.push(up) });
+    const w = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID(), availability });
+    writers.push(w);
+    try {
+      // Its backend is terminated under the batch's statement, before COMMIT: known not committed.
+      const killedOnce: WriteOp<number> = {
+        keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
+        run: (tx) =>
+          tx<{ id: number }[]>`
+            INSERT INTO writer_probe (tag) SELECT 'killed-once' FROM writer_probe_kill_once() RETURNING id`.then(
+            (r) => r[0]!.id,
+          ),
+      };
+      await expect(w.submit(killedOnce)).resolves.toBeGreaterThan(0);
+      expect(w.stats.retries).toBe(1);
+      expect(await count("killed-once")).toBe(1);
+      // The database was asked and answered: never marked away, so no request failed meanwhile.
+      await expect(w.submit(probe("after-kill"))).resolves.toBeGreaterThan(0);
+      expect(availability.available).toBe(true);
+      expect(changes).toEqual([]);
+    } finally {
+      availability.close();
+    }
+  });
+
+  it("is taken for away when the database does not answer either", async () => {
+    const gone = connect("postgres://brain@127.0.0.1:1/none", { schema: "brain", max: 1, connectTimeoutSeconds: 1 });
+    const availability = new DatabaseAvailability(gone);
+    try {
+      expect(availability.observe(Object.assign(new Error("lost"), { code: "CONNECTION_CLOSED" }))).toBe(true);
+      await until("the database to be taken for away", async () => !availability.available);
+    } finally {
+      availability.close();
+      await gone.end({ timeout: 1 });
     }
   });
 });

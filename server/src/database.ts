@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { connect, migrate, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { connectToRole, migrate, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
 import type { Config } from "./config.js";
 
 export interface PreparedDatabase {
@@ -22,26 +22,28 @@ export async function prepareDatabase(config: Config, log: (line: string) => voi
         log: (line) => log(`postgres: ${line}`),
       });
   const url = config.databaseUrl ?? embedded!.url;
-  const sql = connect(url, {
-    schema: config.schema,
-    max: 20,
-    applicationName: "brain-server",
-    // The embedded cluster's password is in its URL.
-    ...(config.databasePasswordFile && !embedded ? { passwordFile: config.databasePasswordFile } : {}),
-  });
+  let sql: Sql | undefined;
   try {
+    sql = await connectToRole(url, {
+      schema: config.schema,
+      max: 20,
+      applicationName: "brain-server",
+      // The embedded cluster's password is in its URL.
+      ...(config.databasePasswordFile && !embedded ? { passwordFile: config.databasePasswordFile } : {}),
+    });
     await migrate(sql, config.schema);
   } catch (error) {
-    await sql.end({ timeout: 1 });
+    await sql?.end({ timeout: 1 });
     await embedded?.stop();
     throw error;
   }
+  const pool = sql;
   return {
     url,
-    sql,
+    sql: pool,
     embedded: embedded !== null,
     async close() {
-      await sql.end({ timeout: 5 });
+      await pool.end({ timeout: 5 });
       await embedded?.stop();
     },
   };

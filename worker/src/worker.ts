@@ -10,7 +10,7 @@ import {
   type CommitFeed,
   type CommitHandler,
   channelFor,
-  connect,
+  connectToRole,
   DatabaseAvailability,
   endCalls,
   InvocationSigner,
@@ -82,7 +82,7 @@ function tokenSlotsOf(options: Pick<WorkerConfig, "concurrency" | "tokenSlots">)
 
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? createLogger(options.logLevel);
-  const sql = connect(options.databaseUrl, {
+  const sql = await connectToRole(options.databaseUrl, {
     schema: options.schema,
     max: 8,
     applicationName: "brain-worker",

@@ -90,7 +90,7 @@ describe("what a DBA sets", () => {
       await until("readiness after the cut", async () => (await fetch(`${server.url}/readyz`)).status === 200, 60_000);
 
       // Idle for longer than idle_session_timeout between turns: the listener stays (it keeps
-      // itself alive), pool connections closed by the server are made again, no turn is lost.
+      // itself alive), pools close idle connections before the server would, no turn is lost.
       const listener = async () => {
         const [row] = await pg.admin<{ pid: number }[]>`
           SELECT pid FROM pg_stat_activity WHERE usename = ${role} AND application_name = 'brain-listener'`;
