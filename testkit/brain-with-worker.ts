@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { Brain } from "@aexhq/brain";
 import { type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import { type InProcessBrain, type SpawnedBrain, spawnBrain, startBrain } from "./brain.js";
+import { directEnvFor } from "./database.js";
 import { loopbackEgressConfig } from "./egress.js";
 import { TEST_SECRET_KEY } from "./secrets.js";
 import { type NodeProcess, REPO_ROOT, spawnNode } from "./server-process.js";
@@ -33,6 +34,7 @@ export async function startBrainWithWorker(
   const worker = await startWorker({
     commits: brain.app.brain.commits,
     databaseUrl: brain.db.url,
+    ...(brain.db.directUrl === brain.db.url ? {} : { directUrl: brain.db.directUrl }),
     schema: "brain",
     maxEmittedBytes: Number(env.BRAIN_MAX_EMITTED_BYTES ?? 1024 * 1024),
     concurrency: 4,
@@ -71,6 +73,7 @@ export async function spawnBrainWithWorker(
   const worker = spawnNode("worker/dist/main.js", {
     env: {
       DATABASE_URL: brain.db.url,
+      ...(await directEnvFor(brain.db.url)),
       BRAIN_SECRET_KEY: TEST_SECRET_KEY,
       BRAIN_WORKER_CACHE_DIR: join(REPO_ROOT, ".brain-test", "component-cache"),
       ...options.env,

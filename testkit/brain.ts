@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { connectToRole } from "@aexhq/brain-db";
 import { buildApp, parseConfig } from "@aexhq/brain-server";
 import type { FastifyInstance } from "fastify";
 import { createTestDatabase, type TestDatabase } from "./database.js";
@@ -31,7 +32,15 @@ export async function startBrain(
     ...LOOPBACK_EGRESS_ENV,
     ...options.env,
   });
-  const app = await buildApp({ config, sql: db.sql, apiToken: token });
+  // The server's own pool, as a server makes it: no search_path, so SQL that does not name its
+  // schema fails here as it would behind a pooler (and in the pooler leg, it is behind one).
+  const sql = await connectToRole(db.url, {
+    schema: "brain",
+    max: 20,
+    applicationName: "brain-server",
+    ...(db.directUrl === db.url ? {} : { directUrl: db.directUrl }),
+  });
+  const app = await buildApp({ config, sql, apiToken: token });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   return {
     url,
@@ -40,6 +49,7 @@ export async function startBrain(
     db,
     async close() {
       await app.close();
+      await sql.end({ timeout: 1 });
       if (!options.db) await db.drop();
     },
   };

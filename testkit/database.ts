@@ -4,11 +4,14 @@ import { connect, type Sql } from "@aexhq/brain-db";
 
 /** A database of its own for one test file, on the Postgres that global-setup.ts resolved. */
 export interface TestDatabase {
+  /** What a server or worker is given as DATABASE_URL: through PgBouncer in the pooler leg. */
   url: string;
+  /** The database itself, never through a pooler (what BRAIN_DIRECT_URL would name). */
+  directUrl: string;
   name: string;
   /** The schema Brain's tables are in (empty for createEmptyDatabase()). */
   schema: "brain";
-  /** A pool with `brain` on its search_path. */
+  /** A pool with `brain` on its search_path, on the direct URL. */
   sql: Sql;
   /** Closes the pool and drops the database, whoever is still connected. Idempotent. */
   drop(): Promise<void>;
@@ -22,7 +25,7 @@ export interface TestDatabaseOptions {
 /** A fresh database cloned from the migrated template: Brain's schema is in place. */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const { inject } = await import("vitest");
-  return create(inject("brainAdminUrl"), inject("brainTemplate"), options);
+  return create(inject("brainAdminUrl"), inject("brainTemplate"), options, inject("brainPoolerPort"));
 }
 
 /** A fresh database with no migrations applied, for testing the migrator itself. */
@@ -32,18 +35,29 @@ export async function createEmptyDatabase(options: TestDatabaseOptions = {}): Pr
   return create(inject("brainAdminUrl"), "template0", options);
 }
 
-async function create(adminUrl: string, template: string, options: TestDatabaseOptions): Promise<TestDatabase> {
+async function create(
+  adminUrl: string,
+  template: string,
+  options: TestDatabaseOptions,
+  poolerPort = 0,
+): Promise<TestDatabase> {
   if (!adminUrl || !template) throw new Error("testkit/global-setup.ts did not run: use the root vitest.config.ts");
   const name = uniqueName("brain_t");
   await createDatabase(adminUrl, name, template);
-  const url = withDatabase(adminUrl, name);
-  const sql = connect(url, { schema: "brain", max: options.max ?? 5, applicationName: "brain-test" });
+  const directUrl = withDatabase(adminUrl, name);
+  const url = poolerPort ? throughPort(directUrl, poolerPort) : directUrl;
+  const sql = connect(directUrl, {
+    schema: "brain",
+    searchPath: true,
+    max: options.max ?? 5,
+    applicationName: "brain-test",
+  });
   let dropped: Promise<void> | undefined;
   const drop = () => {
     dropped ??= sql.end({ timeout: 1 }).then(() => dropDatabase(adminUrl, name));
     return dropped;
   };
-  return { url, name, schema: "brain", sql, drop };
+  return { url, directUrl, name, schema: "brain", sql, drop };
 }
 
 /** `<prefix>_<time>_<random>`: the time lets a later run sweep what a killed run left behind. */
@@ -55,6 +69,30 @@ export function uniqueName(prefix: string): string {
 export function createdAt(name: string, prefix: string): number | undefined {
   const match = new RegExp(`^${prefix}_([0-9a-z]+)_[0-9a-f]{8}$`).exec(name);
   return match?.[1] ? Number.parseInt(match[1], 36) : undefined;
+}
+
+/**
+ * In the pooler leg, what a server or worker given `url` also needs: BRAIN_DIRECT_URL, the same
+ * database without the pooler (LISTEN, the journal writer); nothing for a URL not through it.
+ */
+export async function directEnvFor(url: string): Promise<{ BRAIN_DIRECT_URL?: string }> {
+  if (!URL.canParse(url)) return {};
+  const { inject } = await import("vitest");
+  const port = inject("brainPoolerPort");
+  const parsed = new URL(url);
+  if (!port || parsed.port !== String(port)) return {};
+  const admin = new URL(inject("brainAdminUrl"));
+  parsed.hostname = admin.hostname;
+  parsed.port = admin.port;
+  return { BRAIN_DIRECT_URL: parsed.toString() };
+}
+
+/** The same credentials and database, through a pooler listening on loopback `port`. */
+function throughPort(url: string, port: number): string {
+  const parsed = new URL(url);
+  parsed.hostname = "127.0.0.1";
+  parsed.port = String(port);
+  return parsed.toString();
 }
 
 /** The same server and credentials, another database. */

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { connect, loadMigrations, migrate, type Sql, startBoss, startEmbeddedPostgres } from "@aexhq/brain-db";
 import type { TestProject } from "vitest/node";
 import { createdAt, dropDatabase, ident, retryWhileInUse, uniqueName, withAdmin, withDatabase } from "./database.js";
+import { type PgBouncer, startPgBouncer } from "./pgbouncer.js";
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -12,6 +13,11 @@ declare module "vitest" {
     brainAdminUrl: string;
     /** The migrated database that createTestDatabase() clones. */
     brainTemplate: string;
+    /**
+     * With BRAIN_TEST_POOLER=pgbouncer, the port of a PgBouncer in transaction mode in front of
+     * that server: test databases' `url`s go through it (0: none).
+     */
+    brainPoolerPort: number;
   }
 }
 
@@ -29,22 +35,37 @@ interface Postgres {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
   const postgres = await resolvePostgres();
+  let pooler: PgBouncer | undefined;
   try {
     const template = await ensureTemplate(postgres.url);
     const version = await withAdmin(postgres.url, async (admin) => {
       const [row] = await admin<{ v: string }[]>`SELECT current_setting('server_version') AS v`;
       return row?.v ?? "?";
     });
+    pooler = await startPooler(postgres.url);
     project.provide("brainAdminUrl", postgres.url);
     project.provide("brainTemplate", template);
+    project.provide("brainPoolerPort", pooler?.port ?? 0);
     console.log(
-      `[testkit] Postgres ${version}: ${postgres.description}; template ${template}; ready in ${Date.now() - started} ms`,
+      `[testkit] Postgres ${version}: ${postgres.description}; template ${template}; ${pooler ? `through PgBouncer (transaction mode) on ${pooler.port}; ` : ""}ready in ${Date.now() - started} ms`,
     );
   } catch (error) {
+    await pooler?.stop();
     await postgres.stop();
     throw error;
   }
-  return () => postgres.stop();
+  return async () => {
+    await pooler?.stop();
+    await postgres.stop();
+  };
+}
+
+/** BRAIN_TEST_POOLER=pgbouncer: a PgBouncer in transaction mode in front of the test server. */
+async function startPooler(adminUrl: string): Promise<PgBouncer | undefined> {
+  const kind = process.env.BRAIN_TEST_POOLER;
+  if (!kind) return undefined;
+  if (kind !== "pgbouncer") throw new Error(`BRAIN_TEST_POOLER=${kind}: only pgbouncer is known`);
+  return startPgBouncer(adminUrl);
 }
 
 /** DATABASE_URL if set; else a container if a container runtime answers; else an embedded server. */
@@ -101,7 +122,7 @@ async function ensureTemplate(adminUrl: string): Promise<string> {
     const building = uniqueName("brain_tplbuild");
     await admin.unsafe(`CREATE DATABASE ${ident(building)} TEMPLATE template0`);
     try {
-      const sql = connect(withDatabase(adminUrl, building), { schema: "brain", max: 1 });
+      const sql = connect(withDatabase(adminUrl, building), { schema: "brain", searchPath: true, max: 1 });
       try {
         await migrate(sql, "brain");
         // pg-boss installs its own schema on first start; doing it once here keeps each test's

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { directEnvFor } from "./database.js";
 import { LOOPBACK_EGRESS_ENV } from "./egress.js";
 import { TEST_SECRET_KEY } from "./secrets.js";
 
@@ -60,6 +61,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ServerPr
   const server = spawnNode("server/dist/main.js", {
     env: {
       DATABASE_URL: options.databaseUrl,
+      ...(await directEnvFor(options.databaseUrl)),
       BRAIN_PORT: "0",
       BRAIN_HOST: "127.0.0.1",
       BRAIN_API_TOKEN: token,

@@ -29,7 +29,12 @@ export const floorJournal: Scenario = {
   name: "floor_journal",
   baseline: true,
   async run(ctx) {
-    const sql = connect(ctx.databaseUrl, { schema: SCHEMA, max: 2, applicationName: "bench-floor-journal" });
+    const sql = connect(ctx.databaseUrl, {
+      schema: SCHEMA,
+      searchPath: true,
+      max: 2,
+      applicationName: "bench-floor-journal",
+    });
     const writer = new JournalWriter(sql, { channel: channelFor(SCHEMA), origin: randomUUID() });
     try {
       await migrate(sql, SCHEMA);

@@ -129,7 +129,7 @@ interface SessionState {
  */
 export async function brainJournal(url: string, applicationName = "bench-stack-journal"): Promise<StackJournal> {
   const schema = "brain";
-  const sql = connect(url, { schema, max: 2, applicationName });
+  const sql = connect(url, { schema, searchPath: true, max: 2, applicationName });
   const serverId = randomUUID();
   const writer = new JournalWriter(sql, { channel: channelFor(schema), origin: serverId });
   await migrate(sql, schema);

@@ -9,6 +9,8 @@ export interface CliEnv {
   databaseUrl: string | undefined;
   /** BRAIN_DATABASE_PASSWORD_FILE. */
   databasePasswordFile: string | undefined;
+  /** BRAIN_DIRECT_URL: a direct connection beside a pooled DATABASE_URL. */
+  directUrl: string | undefined;
   schema: string;
   dataDir: string;
   /** The HTTP API, for commands that go through a server. */
@@ -31,6 +33,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     databasePasswordFile: env.BRAIN_DATABASE_PASSWORD_FILE || undefined,
+    directUrl: (env.DATABASE_URL && env.BRAIN_DIRECT_URL) || undefined,
     schema,
     dataDir,
     url: (env.BRAIN_URL || `http://127.0.0.1:${env.BRAIN_PORT || "3210"}`).replace(/\/+$/, ""),

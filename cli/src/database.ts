@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { connect, runningEmbeddedUrl, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { connectToRole, runningEmbeddedUrl, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
 import type { CliEnv } from "./config.js";
 import { CliError } from "./errors.js";
 
@@ -21,18 +21,21 @@ export async function databaseUrl(env: CliEnv): Promise<{ url: string; stop(): P
 /** Runs `work` with a small pool on Brain's schema; a database that cannot be reached is a failure. */
 export async function withDatabase<T>(env: CliEnv, work: (sql: Sql, url: string) => Promise<T>): Promise<T> {
   const db = await databaseUrl(env);
-  const sql = connect(db.url, {
-    schema: env.schema,
-    max: 3,
-    applicationName: "brain-cli",
-    ...(env.databasePasswordFile && env.databaseUrl ? { passwordFile: env.databasePasswordFile } : {}),
-  });
+  let sql: Sql;
   try {
-    try {
-      await sql`SELECT 1`;
-    } catch (error) {
-      throw new CliError(`database unreachable: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    // Fitted to the role and to a pooler in front, as a server's pool is.
+    sql = await connectToRole(db.url, {
+      schema: env.schema,
+      max: 3,
+      applicationName: "brain-cli",
+      ...(env.databasePasswordFile && env.databaseUrl ? { passwordFile: env.databasePasswordFile } : {}),
+      ...(env.directUrl ? { directUrl: env.directUrl } : {}),
+    });
+  } catch (error) {
+    await db.stop();
+    throw new CliError(`database unreachable: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
     return await work(sql, db.url);
   } finally {
     await sql.end({ timeout: 2 });

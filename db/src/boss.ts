@@ -4,6 +4,7 @@ import { bossDatabase } from "./boss-db.js";
 import type { CallKey } from "./call-key.js";
 import { derivePool } from "./connect.js";
 import { bossSchemaFor } from "./schema-name.js";
+import { tables } from "./tables.js";
 
 export interface BossOptions {
   /** pg-boss's own LISTEN, for a process that works a notifying queue. */
@@ -35,18 +36,21 @@ export async function startBoss(
 ): Promise<PgBoss> {
   // A pool of pg-boss's own beside `sql`, on the same driver and URL; ended when pg-boss stops.
   const pool = derivePool(sql, "brain-boss", 4);
+  // Its LISTEN (the worker's, when told to listen) on a direct connection, where there is one.
+  const listenOn = options.listen ? derivePool(sql, "brain-boss", 1, { direct: true }) : pool;
   const boss = new PgBoss({
-    db: bossDatabase(pool),
+    db: bossDatabase(pool, listenOn),
     schema: bossSchemaFor(schema),
     useListenNotify: options.listen,
     migrate: options.migrate ?? true,
   });
   boss.on("error", onError);
-  boss.once("stopped", () => void pool.end({ timeout: 1 }));
+  const end = () => Promise.all([pool.end({ timeout: 1 }), listenOn === pool ? null : listenOn.end({ timeout: 1 })]);
+  boss.once("stopped", () => void end());
   try {
     await boss.start();
   } catch (error) {
-    await pool.end({ timeout: 1 });
+    await end();
     throw error;
   }
   // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
@@ -123,17 +127,18 @@ export const LOST_JOB_SECONDS = 30;
  * claimed. Returns how many were enqueued.
  */
 export async function requeueLostWorkerJobs(sql: Sql, boss: PgBoss): Promise<number> {
+  const brain = tables(sql);
   return sql.begin(async (tx) => {
     const rows = await tx<{ session_id: string; seq: number; token_id: string | null }[]>`
-      UPDATE calls SET requeued_at = now()
+      UPDATE ${brain.calls} SET requeued_at = now()
       WHERE (session_id, seq) IN (
-        SELECT session_id, seq FROM calls
+        SELECT session_id, seq FROM ${brain.calls}
         WHERE state = 'pending' AND executor = 'worker'
           AND started_at < now() - make_interval(secs => ${LOST_JOB_SECONDS})
           AND (requeued_at IS NULL OR requeued_at < now() - make_interval(secs => ${LOST_JOB_SECONDS}))
         LIMIT 100
         FOR UPDATE SKIP LOCKED)
-      RETURNING session_id, seq, (SELECT s.token_id FROM sessions s WHERE s.id = calls.session_id) AS token_id`;
+      RETURNING session_id, seq, (SELECT s.token_id FROM ${brain.sessions} s WHERE s.id = calls.session_id) AS token_id`;
     for (const r of rows) await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: r.seq }, r.token_id);
     return rows.length;
   });

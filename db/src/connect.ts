@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import type Postgres from "postgres";
 import type { Sql } from "postgres";
 import { reconnectDelaySeconds, socketOf, type TlsChoice, tlsOf } from "./connect-url.js";
-import { idleSessionTimeoutMs } from "./ops/idle-session-timeout.js";
 import { assertSchemaName } from "./schema-name.js";
+import { bindSchema } from "./tables.js";
 
 export type { Sql } from "postgres";
 
@@ -30,9 +30,34 @@ export interface ConnectOptions {
   passwordFile?: string;
   /** Seconds after which the pool closes a connection left idle; none when unset. */
   idleTimeoutSeconds?: number;
+  /**
+   * Puts the schema on each connection's search_path (a startup parameter), for SQL written by
+   * hand (tests, a shell). Brain's own SQL names its schema and needs none, so that it runs
+   * through a pooler that keeps no session state or refuses the parameter.
+   */
+  searchPath?: boolean;
+  /**
+   * A direct connection to the same database, when `url` goes through a transaction-mode pooler:
+   * lanes (LISTEN, the writer's connection, leases held by session locks) open on it, and the
+   * pool's own statements are sent unprepared (a pooler before PgBouncer 1.21 loses named ones).
+   */
+  directUrl?: string;
+  /**
+   * `url` goes through a pooler in transaction mode (found at start; implied by a direct URL):
+   * what it sends is unprepared, and nothing relies on a backend staying the same.
+   */
+  pooled?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
+
+/**
+ * Through a pooler in transaction mode: statements unprepared (PgBouncer before 1.21 loses named
+ * ones), and none sent behind another still unanswered: the pooler hands the backend back to its
+ * pool at the first answer that ends a transaction, and answers to what was sent behind it would
+ * reach nobody (PgBouncer 1.18: "got packet from server when not linked"; the query never ends).
+ */
+const POOLED = { prepare: false, max_pipeline: 1 };
 
 /**
  * How a pool opens lanes of its own (see openLane): the URL and options it was made with, kept
@@ -41,9 +66,9 @@ const DEFAULT_CONNECT_TIMEOUT_S = 5;
 const origins = new WeakMap<Sql, { url: string; options: ConnectOptions }>();
 
 /**
- * A postgres.js pool whose every connection has Brain's schema on its search_path, so the SQL in
- * this package never names a schema. bigint columns (journal sequences) come back as numbers:
- * they stay far below 2^53.
+ * A postgres.js pool for Brain's schema: the queries of this package name their tables through
+ * tables(pool), and depend on no session state. bigint columns (journal sequences) come back as
+ * numbers: they stay far below 2^53.
  *
  * Reconnection is tuned for a database that restarts (upgrades, fail-overs): a connection that
  * failed is tried again within a second (postgres.js grows the delay to 20 s by default, which
@@ -56,22 +81,6 @@ export function connect(url: string, options: ConnectOptions): Sql {
   return sql;
 }
 
-/**
- * connect(), fitted to what the role's DBA set: under an `idle_session_timeout`, Postgres ends a
- * connection idle that long, and a query the pool sends on it at that moment fails. The pool then
- * closes its own idle connections at half that period, before Postgres would.
- */
-export async function connectToRole(url: string, options: ConnectOptions): Promise<Sql> {
-  const sql = connect(url, options);
-  const ms = await idleSessionTimeoutMs(sql).catch(async (error: unknown) => {
-    await sql.end({ timeout: 1 });
-    throw error;
-  });
-  if (ms === 0) return sql;
-  await sql.end({ timeout: 1 });
-  return connect(url, { ...options, idleTimeoutSeconds: ms / 2000 });
-}
-
 export interface LaneHooks {
   /** Runs synchronously when the connection closes, before any later query could be written to it. */
   onClose: () => void;
@@ -81,36 +90,68 @@ export interface LaneHooks {
 
 /**
  * Another pool to the same database as `pool`, for a library's own work (pg-boss), apart from the
- * pool Brain's statements wait on.
+ * pool Brain's statements wait on; `direct`: on the direct URL, when there is one (a LISTEN).
  */
-export function derivePool(pool: Sql, name: string, max: number): Sql {
+export function derivePool(pool: Sql, name: string, max: number, where: { direct?: boolean } = {}): Sql {
   const origin = origins.get(pool);
   if (!origin) throw new Error("derivePool needs a pool made by connect()");
-  const derived = open(origin.url, { ...origin.options, max, applicationName: name }, {});
-  origins.set(derived, { url: origin.url, options: { ...origin.options, max, applicationName: name } });
+  const url = where.direct ? (origin.options.directUrl ?? origin.url) : origin.url;
+  const options = { ...origin.options, max, applicationName: name };
+  const derived = open(url, options, {});
+  origins.set(derived, { url, options });
   return derived;
 }
 
 /**
  * A single connection of its own beside `pool`, for work that must know when its backend is gone:
- * the journal writer's transactions and the LISTEN connection.
+ * the journal writer's transactions and the LISTEN connection. On the direct URL when there is
+ * one: a pooler in transaction mode would hand each transaction to another backend.
  */
 export function openLane(pool: Sql, name: string, hooks: LaneHooks): Sql {
   const origin = origins.get(pool);
   if (!origin) throw new Error("openLane needs a pool made by connect()");
-  return open(
-    origin.url,
-    { ...origin.options, max: 1, applicationName: name },
-    // A lane lives as long as its owner wants it: no idle or lifetime rotation under it.
-    { onclose: hooks.onClose, onnotify: hooks.onNotify, max_lifetime: null, idle_timeout: null },
-  );
+  const url = origin.options.directUrl ?? origin.url;
+  const options = { ...origin.options, max: 1, applicationName: name };
+  // A lane lives as long as its owner wants it: no idle or lifetime rotation under it.
+  const lane = open(url, options, {
+    onclose: hooks.onClose,
+    onnotify: hooks.onNotify,
+    max_lifetime: null,
+    idle_timeout: null,
+  });
+  origins.set(lane, { url, options });
+  return lane;
+}
+
+/**
+ * Whether `sql` (a pool or a lane made here) goes through a transaction-mode pooler: its
+ * statements may each land on another backend, so a session lock, a LISTEN or a backend's pid
+ * mean nothing on it.
+ */
+export function throughPooler(sql: Sql): boolean {
+  const origin = origins.get(sql);
+  return origin !== undefined && pooledUrl(origin.url, origin.options);
+}
+
+/**
+ * Whether the lanes of `pool` (openLane) are sessions of their own: false through a pooler in
+ * transaction mode with no direct URL beside it. Without, nothing may LISTEN or hold a lock.
+ */
+export function lanesHoldSessions(pool: Sql): boolean {
+  const origin = origins.get(pool);
+  if (!origin) throw new Error("lanesHoldSessions needs a pool made by connect()");
+  return !pooledUrl(origin.options.directUrl ?? origin.url, origin.options);
+}
+
+function pooledUrl(url: string, options: ConnectOptions): boolean {
+  return (options.pooled === true || options.directUrl !== undefined) && url !== options.directUrl;
 }
 
 function open(url: string, options: ConnectOptions, extra: Record<string, unknown>): Sql {
   const schema = assertSchemaName(options.schema);
   const tls = tlsOf(url, (path) => readFileSync(path, "utf8"));
   const socket = socketOf(tls.url);
-  return postgres(socket.url, {
+  const pool = postgres(socket.url, {
     ...(tls.ssl === undefined ? {} : { ssl: driverSsl(tls.ssl) }),
     ...(socket.path ? { path: socket.path } : {}),
     // Every new connection must land on a writable primary (after a fail-over, a multi-host URL's
@@ -118,16 +159,22 @@ function open(url: string, options: ConnectOptions, extra: Record<string, unknow
     ...(/[?&]target_session_attrs=/.test(url) ? {} : { target_session_attrs: "read-write" }),
     ...(options.passwordFile ? { pass: passwordReader(options.passwordFile) } : {}),
     max: options.max ?? 10,
+    ...(pooledUrl(url, options) ? POOLED : {}),
     ...(options.idleTimeoutSeconds ? { idle_timeout: options.idleTimeoutSeconds } : {}),
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_S,
     backoff: (retries: number) => reconnectDelaySeconds(retries),
-    connection: { search_path: schema, application_name: options.applicationName ?? "brain" },
+    connection: {
+      application_name: options.applicationName ?? "brain",
+      ...(options.searchPath ? { search_path: schema } : {}),
+    },
     types: {
       bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
     },
     ...extra,
   } as Postgres.Options<Record<string, Postgres.PostgresType>>);
+  bindSchema(pool, schema);
+  return pool;
 }
 
 /** The driver asks for the password on each connection: the file's current contents, trimmed. */

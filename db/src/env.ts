@@ -4,6 +4,12 @@ import { databaseUrlProblem } from "./connect-url.js";
 import { brainSchemaProblem } from "./schema-name.js";
 import { loadOrCreateDevSecretKey, parseSecretKeys } from "./secrets.js";
 
+/** A Postgres URL: one host or several (fail-over, with `target_session_attrs`), or a Unix socket. */
+export const DatabaseUrlSchema = z.string().superRefine((url, ctx) => {
+  const problem = databaseUrlProblem(url);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
 /** Settings every Brain process (server or worker) reads the same way from its environment. */
 export const SharedEnvSchema = z.object({
   BRAIN_SCHEMA: z
@@ -33,6 +39,12 @@ export const SharedEnvSchema = z.object({
    * a password rotated while Brain runs is used from the next connection on.
    */
   BRAIN_DATABASE_PASSWORD_FILE: z.string().min(1).optional(),
+  /**
+   * A direct connection to the same database, when DATABASE_URL goes through a pooler in
+   * transaction mode: LISTEN and the connections Brain holds for itself (the journal writer's,
+   * the prune and trace-export leases) use it; DATABASE_URL's statements are then sent unprepared.
+   */
+  BRAIN_DIRECT_URL: DatabaseUrlSchema.optional(),
   NODE_ENV: z.string().optional(),
   BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /**
@@ -41,12 +53,6 @@ export const SharedEnvSchema = z.object({
    * unless `off`. `off` counts nothing.
    */
   BRAIN_METRICS: z.enum(["token", "open", "off"]).default("token"),
-});
-
-/** A Postgres URL: one host or several (fail-over, with `target_session_attrs`), or a Unix socket. */
-export const DatabaseUrlSchema = z.string().superRefine((url, ctx) => {
-  const problem = databaseUrlProblem(url);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
 /** Validates an environment once, in an entry point; the error names every bad variable. */

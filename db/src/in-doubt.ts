@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import { isConnectionError } from "./availability.js";
+import { tables } from "./tables.js";
 
 export type Fate = "committed" | "aborted" | "unknown";
 
@@ -30,6 +31,7 @@ export async function resolveInDoubt(sql: Sql, writerId: string, batch: string, 
  * that committed.
  */
 export async function readMark(sql: Sql, writerId: string, withinMs: number): Promise<string | null | undefined> {
+  const brain = tables(sql);
   const until = Date.now() + withinMs;
   for (;;) {
     try {
@@ -38,9 +40,9 @@ export async function readMark(sql: Sql, writerId: string, withinMs: number): Pr
         .begin(async (tx) => {
           await tx`SET LOCAL lock_timeout = '1s'`;
           // The writer's own id as a batch id no batch ever has: found below, it means no batch's mark.
-          await tx`INSERT INTO writer_marks (writer_id, batch) VALUES (${writerId}, ${writerId}) ON CONFLICT DO NOTHING`;
+          await tx`INSERT INTO ${brain.writer_marks} (writer_id, batch) VALUES (${writerId}, ${writerId}) ON CONFLICT DO NOTHING`;
           const [row] = await tx<{ batch: string }[]>`
-            SELECT batch::text FROM writer_marks WHERE writer_id = ${writerId} FOR SHARE`;
+            SELECT batch::text FROM ${brain.writer_marks} WHERE writer_id = ${writerId} FOR SHARE`;
           mark = row?.batch ?? null;
           throw ROLLED_BACK;
         })

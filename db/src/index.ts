@@ -38,12 +38,14 @@ export {
 export {
   type ConnectOptions,
   connect,
-  connectToRole,
   derivePool,
   type LaneHooks,
+  lanesHoldSessions,
   openLane,
   type Sql,
+  throughPooler,
 } from "./connect.js";
+export { connectToRole } from "./connect-role.js";
 export { databaseHosts, databaseUrlProblem, socketOf } from "./connect-url.js";
 export { patchDriverSource } from "./driver/patch.js";
 export {
@@ -273,4 +275,5 @@ export {
   type Sealed,
   SecretBox,
 } from "./secrets.js";
+export { bindSchema, type Relation, schemaOf, type Tables, tables } from "./tables.js";
 export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions, type WrittenRecord } from "./writer.js";

@@ -1,6 +1,7 @@
 import type { TransactionSql } from "postgres";
 import { isConnectionError } from "./availability.js";
 import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
+import { tables } from "./tables.js";
 import type { WriteOp } from "./write-op.js";
 import { firstFailure, type Lane, type Settled } from "./writer-lane.js";
 import { issueWrites } from "./writer-merge.js";
@@ -26,9 +27,10 @@ export function beginBatch(c: TransactionSql, writerId: string, batch: string, r
 }
 
 function markBatch(c: TransactionSql, writerId: string, batch: string, rule: MarkRule): Promise<unknown> {
+  const brain = tables(c);
   if (rule.kind === "after") {
     return c`WITH m AS (
-        UPDATE writer_marks SET batch = ${batch}, at = now()
+        UPDATE ${brain.writer_marks} SET batch = ${batch}, at = now()
         WHERE writer_id = ${writerId} AND batch = ${rule.previous}
         RETURNING 1)
       SELECT 1 / count(*) AS after_previous FROM m`.execute();
@@ -36,7 +38,7 @@ function markBatch(c: TransactionSql, writerId: string, batch: string, rule: Mar
   // An upsert, not an update: retention deletes the marks of writers idle past its window, and
   // a batch that found no row to mark would leave a lost answer unreadable (taken for aborted,
   // then applied a second time).
-  return c`INSERT INTO writer_marks (writer_id, batch) VALUES (${writerId}, ${batch})
+  return c`INSERT INTO ${brain.writer_marks} (writer_id, batch) VALUES (${writerId}, ${batch})
     ON CONFLICT (writer_id) DO UPDATE SET batch = excluded.batch, at = now()`.execute();
 }
 

@@ -3,7 +3,9 @@ import { BrainError } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
 import { type DatabaseAvailability, isConnectionError } from "./availability.js";
 import { emptyKeys, mergeKeys } from "./commit-keys.js";
+import { lanesHoldSessions } from "./connect.js";
 import { readMark, resolveInDoubt } from "./in-doubt.js";
+import { tables } from "./tables.js";
 import type { WriteOp } from "./write-op.js";
 import { batchOutcome, beginBatch, issueBatchWrites, notifyKeys, sendOneTrip } from "./writer-batch.js";
 import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./writer-lane.js";
@@ -47,11 +49,19 @@ export class WriterConnection {
   private current: Lane | undefined;
   private marked = false;
 
+  /**
+   * Whether batches may go as one pipeline. Not through a pooler in transaction mode (no direct
+   * URL): PgBouncer 1.18 loses answers to a pipeline whose statements are described first.
+   */
+  readonly pipelines: boolean;
+
   constructor(
     private readonly sql: Sql,
     private readonly options: ConnectionOptions,
     private readonly stats: ConnectionStats,
-  ) {}
+  ) {
+    this.pipelines = lanesHoldSessions(sql);
+  }
 
   /**
    * The open connection a batch can be sent on at once, behind whatever is in flight: only once
@@ -115,7 +125,7 @@ export class WriterConnection {
     }
     if (lane.dead) throw new NotCommitted(new Error("the writer's connection closed"));
     const batch = randomUUID();
-    if (ops.every((op) => op.notify !== undefined)) {
+    if (this.pipelines && ops.every((op) => op.notify !== undefined)) {
       // One round trip: the NOTIFY carries the keys the writes announced in advance.
       const one = sendOneTrip(
         c,
@@ -199,9 +209,10 @@ export class WriterConnection {
   }
 
   private async createMark(): Promise<void> {
+    const brain = tables(this.sql);
     try {
       await this.sql`
-        INSERT INTO writer_marks (writer_id, batch) VALUES (${this.id}, ${this.id}) ON CONFLICT DO NOTHING`;
+        INSERT INTO ${brain.writer_marks} (writer_id, batch) VALUES (${this.id}, ${this.id}) ON CONFLICT DO NOTHING`;
     } catch (error) {
       if (isConnectionError(error)) throw new NotCommitted(error);
       throw error;

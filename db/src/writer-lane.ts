@@ -1,5 +1,5 @@
 import type { ReservedSql, Sql } from "postgres";
-import { openLane } from "./connect.js";
+import { openLane, throughPooler } from "./connect.js";
 
 /** The journal writer's own connection: a one-connection pool, marked dead the moment its socket closes. */
 export interface Lane {
@@ -42,10 +42,14 @@ export function openWriterLane(sql: Sql): Lane {
     },
   } as Lane;
   lane.pool = openLane(sql, "brain-writer", { onClose: () => lane.kill() });
+  // Through a pooler each transaction may run on another backend: none is known, none is ended.
+  const pooled = throughPooler(lane.pool);
   lane.conn = lane.pool.reserve().then(async (c) => {
     // As text: a Date would lose the microseconds and never match again.
-    const [me] = await c<{ pid: number; start: string }[]>`
-      SELECT pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
+    const [me] = pooled
+      ? []
+      : await c<{ pid: number; start: string }[]>`
+          SELECT pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()`;
     lane.backend = me;
     lane.ready = c;
     return c;

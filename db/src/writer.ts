@@ -195,7 +195,7 @@ export class JournalWriter {
    * whose mark is in place; 0 when the queue must wait for the flights to land.
    */
   private launchable(): number {
-    if (this.flights.length >= this.maxInFlight) return 0;
+    if (!this.connection.pipelines || this.flights.length >= this.maxInFlight) return 0;
     const open = this.connection.ready();
     if (!open) return 0;
     const last = this.flights.at(-1);

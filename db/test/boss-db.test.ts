@@ -22,6 +22,17 @@ describe("pg-boss's database adapter", () => {
     expect((await boss.executeSql("SELECT $1::int AS n", [7])).rows).toEqual([{ n: 7 }]);
   });
 
+  it("sends parameters as pg would: arrays as array literals, objects as JSON (pg-boss is written for pg)", async () => {
+    const boss = bossDatabase(db.sql);
+    const names = ["a", 'q"uote', "back\\slash", null];
+    const { rows } = await boss.executeSql(
+      "SELECT $1::text[] AS names, ($1::text[])[4] IS NULL AS last_null, $2::jsonb AS data, $3::int AS n",
+      [names, { k: [1, "two"] }, 7],
+    );
+    expect(rows).toMatchObject([{ last_null: true, data: { k: [1, "two"] }, n: 7 }]);
+    expect((rows[0] as { names: string[] }).names.slice(0, 3)).toEqual(names.slice(0, 3));
+  });
+
   it("runs a script that is its own transaction (pg-boss's installs) on a pooled connection", async () => {
     const boss = bossDatabase(db.sql);
     await boss.executeSql(

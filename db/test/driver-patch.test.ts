@@ -61,7 +61,7 @@ describe("the database driver", () => {
   }, 90_000);
 
   it("is the driver Brain's pools run on: a reservation whose connection closed rejects", async () => {
-    const pool = connect(db.url, { schema: "brain", max: 1 });
+    const pool = connect(db.url, { schema: "brain", searchPath: true, max: 1 });
     let closes = 0;
     const lane = openLane(pool, "brain-test-lane", { onClose: () => closes++ });
     try {

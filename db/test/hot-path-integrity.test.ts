@@ -70,7 +70,7 @@ async function populated(w: JournalWriter): Promise<{ id: string; call: number }
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 12 });
-  other = connect(db.url, { schema: "brain", max: 12 });
+  other = connect(db.url, { schema: "brain", searchPath: true, max: 12 });
   await db.sql`INSERT INTO servers (id) VALUES (${serverId})`;
   await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   appendRecords,
+  bindSchema,
   channelFor,
   endOverdueCalls,
   JournalWriter,
@@ -8,10 +9,15 @@ import {
   rel,
   transitionCall,
 } from "@aexhq/brain-db";
-import postgres from "postgres";
+import type Postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession } from "../../testkit/session-rows.js";
+
+/** Brain's copy of the driver (db/src/driver/patch.ts), as connect() loads it. */
+const { default: postgres } = (await import(new URL("../dist/driver/postgres/index.js", import.meta.url).href)) as {
+  default: typeof Postgres;
+};
 
 // The hot path's statements are prepared once per connection and must then run on Postgres's
 // generic plan: a statement that is planned afresh at every execution costs the database about as
@@ -128,6 +134,7 @@ async function statementOf(
       if (pattern.test(text)) seen = { text, params };
     },
   });
+  bindSchema(sql, "brain");
   try {
     await sql
       .begin(async (tx) => {
@@ -263,7 +270,10 @@ describe("the index of open calls by deadline", () => {
     expect(ended.map((c) => [c.sessionId, c.seq])).toEqual([[sid, written.records[0]!.seq]]);
 
     // The sweep's statement, planned for its parameters as Postgres plans it, reads the index.
-    const scans = await planScans(await statementOf(endOverdueCalls(), /UPDATE calls SET state = 'ended'/), "custom");
+    const scans = await planScans(
+      await statementOf(endOverdueCalls(), /UPDATE "brain"."calls" SET state = 'ended'/),
+      "custom",
+    );
     expect(scans.map((n) => n["Index Name"])).toContain("calls_open_by_deadline");
   });
 });

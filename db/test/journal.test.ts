@@ -49,7 +49,7 @@ async function newCall(w: JournalWriter, sessionId: string): Promise<number> {
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 10 });
-  other = (await import("@aexhq/brain-db")).connect(db.url, { schema: "brain", max: 10 });
+  other = (await import("@aexhq/brain-db")).connect(db.url, { schema: "brain", searchPath: true, max: 10 });
   await db.sql`INSERT INTO servers (id) VALUES (${serverId})`;
   await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
 });

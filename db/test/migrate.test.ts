@@ -112,7 +112,7 @@ describe("migrate", () => {
 });
 
 function pool(url: string, schema: string): Sql {
-  return connect(url, { schema, max: 2, applicationName: "brain-test-migrate" });
+  return connect(url, { schema, searchPath: true, max: 2, applicationName: "brain-test-migrate" });
 }
 
 async function copyMigrations(files: string[]): Promise<string> {

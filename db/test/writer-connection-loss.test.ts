@@ -193,7 +193,12 @@ describe("the answer to COMMIT is lost after retention deleted the writer's mark
   // lost and whose mark is missing would read as aborted, be tried again, and be applied twice.
   it.each([true, false])("the batch is known committed and applied once (one round trip: %s)", async (oneTrip) => {
     const proxy = await startPgProxy(db.url);
-    const sql = connect(proxy.through(db.url), { schema: "brain", max: 2, applicationName: "brain-test" });
+    const sql = connect(proxy.through(db.url), {
+      schema: "brain",
+      searchPath: true,
+      max: 2,
+      applicationName: "brain-test",
+    });
     const w = new JournalWriter(sql, { channel: channelFor("brain"), origin: randomUUID() });
     const tag = `answer-lost-${oneTrip}`;
     try {
@@ -247,7 +252,12 @@ describe("one connection lost while the database answers", () => {
   });
 
   it("is taken for away when the database does not answer either", async () => {
-    const gone = connect("postgres://brain@127.0.0.1:1/none", { schema: "brain", max: 1, connectTimeoutSeconds: 1 });
+    const gone = connect("postgres://brain@127.0.0.1:1/none", {
+      schema: "brain",
+      searchPath: true,
+      max: 1,
+      connectTimeoutSeconds: 1,
+    });
     const availability = new DatabaseAvailability(gone);
     try {
       expect(availability.observe(Object.assign(new Error("lost"), { code: "CONNECTION_CLOSED" }))).toBe(true);

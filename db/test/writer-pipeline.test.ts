@@ -68,7 +68,12 @@ const bad: WriteOp<number> = {
 /** Runs a test on a warmed writer whose connection passes a proxy that can lose COMMIT answers. */
 async function throughProxy(test: (w: JournalWriter, proxy: PgProxy) => Promise<void>): Promise<void> {
   const proxy = await startPgProxy(db.url);
-  const sql = connect(proxy.through(db.url), { schema: "brain", max: 2, applicationName: "brain-test" });
+  const sql = connect(proxy.through(db.url), {
+    schema: "brain",
+    searchPath: true,
+    max: 2,
+    applicationName: "brain-test",
+  });
   const w = writer(sql);
   try {
     await warm(w);

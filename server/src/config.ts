@@ -76,6 +76,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** BRAIN_DATABASE_PASSWORD_FILE: read for each new connection. */
   databasePasswordFile?: string;
+  /** BRAIN_DIRECT_URL: a direct connection beside a pooled DATABASE_URL. */
+  directUrl?: string;
   schema: string;
   host: string;
   port: number;
@@ -112,9 +114,14 @@ export interface Config {
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const c = parseEnv(ConfigSchema, env);
   requireExplicitSecrets(c);
+  if (c.BRAIN_DIRECT_URL && !c.DATABASE_URL)
+    throw new Error(
+      "invalid configuration: BRAIN_DIRECT_URL is set without DATABASE_URL (it goes beside a pooled one)",
+    );
   return {
     databaseUrl: c.DATABASE_URL,
     ...(c.BRAIN_DATABASE_PASSWORD_FILE ? { databasePasswordFile: c.BRAIN_DATABASE_PASSWORD_FILE } : {}),
+    ...(c.BRAIN_DIRECT_URL ? { directUrl: c.BRAIN_DIRECT_URL } : {}),
     schema: c.BRAIN_SCHEMA,
     host: c.BRAIN_HOST,
     port: c.BRAIN_PORT,

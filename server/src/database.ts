@@ -30,6 +30,7 @@ export async function prepareDatabase(config: Config, log: (line: string) => voi
       applicationName: "brain-server",
       // The embedded cluster's password is in its URL.
       ...(config.databasePasswordFile && !embedded ? { passwordFile: config.databasePasswordFile } : {}),
+      ...(config.directUrl && !embedded ? { directUrl: config.directUrl } : {}),
     });
     await migrate(sql, config.schema);
   } catch (error) {

@@ -13,6 +13,7 @@ import {
   heartbeat,
   InvocationSigner,
   JournalWriter,
+  lanesHoldSessions,
   listenForCommits,
   migrateRights,
   PendingRepairs,
@@ -237,7 +238,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
     prometheus,
     readiness: () => ({
       database: availability.available,
-      listening: listener?.listening === true,
+      listening: poller !== undefined || listener?.listening === true,
       committing: performance.now() - lastCommit < COMMIT_STALL_MS,
     }),
     commits,
@@ -264,27 +265,37 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
     rt.actors.kickAll();
     for (const conn of rt.hosts.all()) void rt.dispatch.claimFor(conn).catch(() => {});
   });
-  listener = await listenForCommits(
-    sql,
-    channel,
-    serverId,
-    (keys, origin) => {
-      metrics.notified();
-      bus.deliver(keys);
-      commits.publish(keys, origin);
-    },
-    () => {
-      bus.rescan();
-      commits.reconnected();
-    },
-  );
-  if (!(await listener.probe(PROBE_MS))) {
+  const poll = (why: string) => {
     log.warn(
       { pollMs: POLL_MS },
-      "LISTEN/NOTIFY does not deliver here (is DATABASE_URL a transaction-mode pooler?): wake-ups fall back to polling, each session and host looked at again every second",
+      `LISTEN/NOTIFY does not deliver here (${why}): wake-ups fall back to polling, each session and host looked at again every second`,
     );
-    poller = setInterval(() => bus.rescan(), POLL_MS);
+    // As after a LISTEN's return: sessions, hosts and the commit feed's subscribers look again.
+    poller = setInterval(() => {
+      bus.rescan();
+      commits.reconnected();
+    }, POLL_MS);
     poller.unref();
+  };
+  // Through a transaction-mode pooler without a direct URL, a LISTEN would stay on whichever
+  // backend ran it, and the pooler would hand its notifications to other clients: none is made.
+  if (!lanesHoldSessions(sql)) poll("DATABASE_URL goes through a transaction-mode pooler; BRAIN_DIRECT_URL is not set");
+  else {
+    listener = await listenForCommits(
+      sql,
+      channel,
+      serverId,
+      (keys, origin) => {
+        metrics.notified();
+        bus.deliver(keys);
+        commits.publish(keys, origin);
+      },
+      () => {
+        bus.rescan();
+        commits.reconnected();
+      },
+    );
+    if (!(await listener.probe(PROBE_MS))) poll("is DATABASE_URL a transaction-mode pooler?");
   }
 
   // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the

@@ -33,6 +33,8 @@ export interface WorkerConfig {
   databaseUrl: string;
   /** BRAIN_DATABASE_PASSWORD_FILE: read for each new connection. */
   databasePasswordFile?: string;
+  /** BRAIN_DIRECT_URL: a direct connection beside a pooled DATABASE_URL. */
+  directUrl?: string;
   schema: string;
   /** Per-activation budget of extension events and results; must match the servers'. */
   maxEmittedBytes: number;
@@ -68,6 +70,7 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
   return {
     databaseUrl: c.DATABASE_URL,
     ...(c.BRAIN_DATABASE_PASSWORD_FILE ? { databasePasswordFile: c.BRAIN_DATABASE_PASSWORD_FILE } : {}),
+    ...(c.BRAIN_DIRECT_URL ? { directUrl: c.BRAIN_DIRECT_URL } : {}),
     schema: c.BRAIN_SCHEMA,
     maxEmittedBytes: c.BRAIN_MAX_EMITTED_BYTES,
     concurrency: c.BRAIN_WORKER_CONCURRENCY,

@@ -15,6 +15,7 @@ import {
   endCalls,
   InvocationSigner,
   JournalWriter,
+  lanesHoldSessions,
   listenForCommits,
   migrate,
   migrateRights,
@@ -73,6 +74,9 @@ const REQUEUE_EVERY_TICKS = 5;
  */
 const SHUTDOWN_GRACE_MS = 2000;
 
+/** Without LISTEN (a pooler, no direct URL), how often the worker looks for its calls that ended. */
+const POLL_ENDED_MS = 1_000;
+
 const JobSchema = z.object({ sessionId: z.uuid(), seq: z.number().int().positive() });
 
 /** The most one owner's calls may hold of a worker's slots: all but one, unless configured. */
@@ -87,6 +91,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     max: 8,
     applicationName: "brain-worker",
     ...(options.databasePasswordFile ? { passwordFile: options.databasePasswordFile } : {}),
+    ...(options.directUrl ? { directUrl: options.directUrl } : {}),
   });
   await migrate(sql, options.schema);
   let identity: Identity = await register(sql);
@@ -137,9 +142,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   if (options.commits) {
     const off = options.commits.subscribe(onKeys, onConnect);
     stopHearing = async () => void off();
-  } else {
+  } else if (lanesHoldSessions(sql)) {
     const listener = await listenForCommits(sql, channel, origin, onKeys, onConnect);
     stopHearing = () => listener.unlisten();
+  } else {
+    // A transaction-mode pooler and no direct URL: no LISTEN; its calls are looked at every second.
+    log.warn(
+      { pollMs: POLL_ENDED_MS },
+      "LISTEN/NOTIFY does not deliver here (DATABASE_URL goes through a transaction-mode pooler; BRAIN_DIRECT_URL is not set): ended calls are looked for every second",
+    );
+    const poller = setInterval(() => void checkEnded(), POLL_ENDED_MS);
+    poller.unref();
+    stopHearing = async () => clearInterval(poller);
   }
 
   // The heartbeat beats on its own, never behind the rest of the tick: a repair or a requeue
@@ -188,7 +202,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
   const { may: mayMigrate } = await migrateRights(sql, options.schema);
   const boss = await startBoss(sql, options.schema, (err) => log.warn({ err }, "pg-boss error"), {
-    listen: true,
+    // Without a session of its own to LISTEN on (a pooler, no direct URL), pg-boss polls for jobs.
+    listen: lanesHoldSessions(sql),
     migrate: mayMigrate,
   });
   bossReady = boss;

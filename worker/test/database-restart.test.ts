@@ -26,12 +26,13 @@ let session: string;
 
 beforeAll(async () => {
   pg = await startRestartablePostgres();
-  const sql = connect(pg.url, { schema: "brain", max: 8, applicationName: "test-harness" });
+  const sql = connect(pg.url, { schema: "brain", searchPath: true, max: 8, applicationName: "test-harness" });
   await migrate(sql, "brain");
   // pg-boss installs its schema on first start; the worker and the harness then share it.
   await (await startBoss(sql, "brain", () => {})).stop({ graceful: false });
   const db: TestDatabase = {
     url: pg.url,
+    directUrl: pg.url,
     name: "postgres",
     schema: "brain",
     sql,

@@ -24,7 +24,7 @@ interface Check {
 
 /**
  * `brain doctor`: the database answers, its schema is this release's, LISTEN/NOTIFY is really
- * delivered (not through a transaction-mode pooler), clocks agree, servers heartbeat and workers
+ * delivered (else, through a transaction-mode pooler, wake-ups poll), clocks agree, servers heartbeat and workers
  * are alive. Exit 1 when a check fails; warnings do not fail.
  */
 export async function doctorCommand(args: string[], env: CliEnv): Promise<number> {
@@ -50,10 +50,10 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
       const delivered = await listenNotifyDelivered(sql, 3000);
       add(
         "listen/notify",
-        delivered ? "ok" : "fail",
+        delivered ? "ok" : "warn",
         delivered
           ? "a NOTIFY reached a LISTEN on another connection"
-          : "a NOTIFY never arrived: is DATABASE_URL a transaction-mode pooler? Brain needs session connections",
+          : "a NOTIFY never arrived (is DATABASE_URL a transaction-mode pooler?): wake-ups fall back to polling every second; set BRAIN_DIRECT_URL to a direct connection",
       );
       const acks = await durability(sql);
       add(

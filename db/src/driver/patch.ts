@@ -25,13 +25,25 @@ import { type Edit, PIPELINE_CONNECTION_EDITS, PIPELINE_POOL_EDITS, PIPELINE_QUE
  * - a close or terminate forgets the pending flush, and a flush that finds no socket drops its bytes.
  * - `target_session_attrs=read-write` refuses a hot standby, as libpq does (the driver looked
  *   only at default_transaction_read_only, which a standby of Postgres 14+ reports off);
- * - TLS to an IP address checks the certificate against that address, not "localhost".
+ * - TLS to an IP address checks the certificate against that address, not "localhost";
+ * - a transaction or a reservation shows its pool's `options`, as the pool does;
+ * - an unprepared query is not described first (PgBouncer 1.18 in transaction mode loses it).
  * And one addition, not a fix: pipelines, a batch of queries as one implicit transaction that
  * Postgres answers once (pipeline-edits.ts).
  * Each edit names the exact text it replaces: the build fails on a driver without it, and
  * db/test/driver-patch.test.ts names what changed.
  */
 const CONNECTION_EDITS: readonly Edit[] = [
+  {
+    // An unprepared query is sent whole (Parse, Bind, Execute, Sync), its parameters typed by
+    // Postgres as libpq and \`pg\` do: describing it first (Parse, Describe, Flush, then Bind)
+    // never ends through PgBouncer 1.18 in transaction mode, which gives the backend back to its
+    // pool before the description comes.
+    find: `    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared)
+`,
+    replace: `    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared && q.prepare)
+`,
+  },
   {
     find: `    if (terminated)
       return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))
@@ -104,6 +116,17 @@ const CONNECTION_EDITS: readonly Edit[] = [
 const CLOSED = "q.reject(Errors.connection('CONNECTION_CLOSED', options))";
 
 const POOL_EDITS: readonly Edit[] = [
+  {
+    // Every instance (a transaction, a reservation) shows its pool's options, as the pool does:
+    // Brain's tables are named by the schema its pool was made for (tables.ts).
+    find: `    Object.assign(sql, {
+      types: typed,
+`,
+    replace: `    Object.assign(sql, {
+      options,
+      types: typed,
+`,
+  },
   {
     find: `    move(c, reserved)
     c.reserved = () => queue.length

@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import type { TokenQuotas } from "./quotas.js";
 
 export interface AppTokenRow {
@@ -22,8 +23,9 @@ export async function insertAppToken(
   tokenHash: Buffer,
   quotas: Partial<TokenQuotas> = {},
 ): Promise<AppTokenRow> {
+  const brain = tables(sql);
   const [row] = await sql<AppTokenRow[]>`
-    INSERT INTO app_tokens (id, name, token_hash, max_sessions, max_hosts, max_open_calls, max_component_bytes)
+    INSERT INTO ${brain.app_tokens} (id, name, token_hash, max_sessions, max_hosts, max_open_calls, max_component_bytes)
     VALUES (${id}, ${name}, ${tokenHash}, ${quotas.sessions ?? null}, ${quotas.hosts ?? null},
             ${quotas.openCalls ?? null}, ${quotas.componentBytes ?? null})
     RETURNING ${sql.unsafe(COLUMNS)}`;
@@ -32,7 +34,8 @@ export async function insertAppToken(
 
 /** A token as listed, or null when there is none. */
 export async function readAppToken(sql: Sql, id: string): Promise<AppTokenRow | null> {
-  const [row] = await sql<AppTokenRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM app_tokens WHERE id = ${id}`;
+  const brain = tables(sql);
+  const [row] = await sql<AppTokenRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM ${brain.app_tokens} WHERE id = ${id}`;
   return row ?? null;
 }
 
@@ -41,35 +44,42 @@ export async function readAppToken(sql: Sql, id: string): Promise<AppTokenRow | 
  * a revocation committed by any server refuses the token's next request everywhere.
  */
 export async function activeAppTokenId(sql: Sql, tokenHash: Buffer): Promise<string | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ id: string }[]>`
-    SELECT id FROM app_tokens WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`;
+    SELECT id FROM ${brain.app_tokens} WHERE token_hash = ${tokenHash} AND revoked_at IS NULL`;
   return row?.id ?? null;
 }
 
 /** Every token, revoked ones included (they still own sessions), newest first. */
 export async function listAppTokens(sql: Sql): Promise<AppTokenRow[]> {
+  const brain = tables(sql);
   return sql<AppTokenRow[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM app_tokens ORDER BY created_at DESC, id DESC`;
+    SELECT ${sql.unsafe(COLUMNS)} FROM ${brain.app_tokens} ORDER BY created_at DESC, id DESC`;
 }
 
 /** Revokes a token; revoking it again keeps the first revocation time. Null when there is none. */
 export async function revokeAppToken(sql: Sql, id: string): Promise<AppTokenRow | null> {
+  const brain = tables(sql);
   const [row] = await sql<AppTokenRow[]>`
-    UPDATE app_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+    UPDATE ${brain.app_tokens} SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
     RETURNING ${sql.unsafe(COLUMNS)}`;
   return row ?? null;
 }
 
 /** Of these application tokens, the ones revoked. */
 export async function revokedAmong(sql: Sql, ids: readonly string[]): Promise<Set<string>> {
+  const brain = tables(sql);
   if (ids.length === 0) return new Set();
   const rows = await sql<{ id: string }[]>`
-    SELECT id FROM app_tokens WHERE id = ANY(${sql.array([...ids])}::uuid[]) AND revoked_at IS NOT NULL`;
+    SELECT id FROM ${brain.app_tokens} WHERE id = ANY(${sql.array([...ids])}::uuid[]) AND revoked_at IS NOT NULL`;
   return new Set(rows.map((r) => r.id));
 }
 
 /** The owning token of a session: undefined when there is no such session, null for the operator's. */
 export async function sessionTokenId(sql: Sql, sessionId: string): Promise<string | null | undefined> {
-  const [row] = await sql<{ token_id: string | null }[]>`SELECT token_id FROM sessions WHERE id = ${sessionId}`;
+  const brain = tables(sql);
+  const [row] = await sql<
+    { token_id: string | null }[]
+  >`SELECT token_id FROM ${brain.sessions} WHERE id = ${sessionId}`;
   return row === undefined ? undefined : row.token_id;
 }

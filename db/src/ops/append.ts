@@ -1,6 +1,7 @@
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 
 /** A tool call row to create with its tool_call_started record. */
@@ -171,6 +172,7 @@ export function appendRecords(sessionId: string, records: NewRecord[], guard: Ap
  * refuses (missing, ended, fenced) gets no rows, and its append an empty result.
  */
 function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<AppendResult[]> {
+  const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
   // Which variant runs is part of the SQL text, never a parameter: a boolean parameter the plan
   // could fold away made Postgres plan every execution afresh (a custom plan is always cheaper
@@ -181,11 +183,11 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
   const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
   return tx<{ op: number; seq: number; kind: string; created_at: Date }[]>`
     WITH o AS (
-      SELECT o.* FROM write_inputs(${json}::text::jsonb) AS e,
+      SELECT o.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
         jsonb_to_record(e) AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
     ),
     s AS (
-      UPDATE sessions x SET last_seq = x.last_seq + o.n
+      UPDATE ${brain.sessions} x SET last_seq = x.last_seq + o.n
       FROM o
       WHERE x.id = o.sid
         AND (o.epoch IS NULL OR x.owner_epoch = o.epoch)
@@ -198,7 +200,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
       FROM s JOIN o USING (op), jsonb_array_elements(o.records) WITH ORDINALITY AS e(v, ord)
     ),
     r AS (
-      INSERT INTO records (session_id, seq, kind, payload)
+      INSERT INTO ${brain.records} (session_id, seq, kind, payload)
       SELECT i.sid, i.seq, i.kind, ${
         relative
           ? tx`CASE WHEN i.rel IS NULL THEN i.payload ELSE i.payload || (
@@ -215,14 +217,14 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
         ? // The Agentloop's model calls count against their activation's model-call budget, which
           // its tools' calls share (their conditional charge is in tool-model-calls.ts).
           tx`mb AS (
-      INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)
+      INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, model_calls)
       SELECT session_id, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY session_id, activation
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
     ),`
         : tx``
     }
     c AS (
-      INSERT INTO calls (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
+      INSERT INTO ${brain.calls} (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
                          deadline_at, dispatched_at, ended_at, executor, origin)
       SELECT i.sid, i.seq, i.call->>'tool',
              COALESCE((i.call->>'activationSeq')::bigint, i.seq),

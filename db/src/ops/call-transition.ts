@@ -2,6 +2,7 @@ import type { TransactionSql } from "postgres";
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { lazyRecord, storedRecord } from "../jsonb-order.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 
 /** What a host (or a worker) reports about one open call. */
@@ -171,10 +172,11 @@ function transitionStatement(
   inputs: TransitionInput[],
   maxBytes: number,
 ): Promise<TransitionResult[]> {
+  const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
   return tx<{ op: number; seq: number | null; over_budget: boolean; outcome: unknown; at: Date | null }[]>`
     WITH i AS (
-      SELECT i.* FROM write_inputs(${json}::text::jsonb) AS e,
+      SELECT i.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
         jsonb_to_record(e) AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean,
                                 returns boolean, outcome jsonb, bytes bigint)
     ),
@@ -186,15 +188,15 @@ function transitionStatement(
       -- planner probed a session's calls by session_id alone and read them all.
       SELECT i.op, c.activation_seq FROM i
       CROSS JOIN LATERAL (
-        SELECT c.activation_seq, c.host_id, c.connection_id, c.state FROM calls c
+        SELECT c.activation_seq, c.host_id, c.connection_id, c.state FROM ${brain.calls} c
         WHERE c.session_id = i.sid AND c.seq = i.seq OFFSET 0
       ) c
-      JOIN sessions x ON x.id = i.sid
+      JOIN ${brain.sessions} x ON x.id = i.sid
       WHERE (c.host_id = i.host OR c.connection_id = i.conn) AND ${isOpen(tx)}
       FOR KEY SHARE OF x
     ),
     b AS (
-      INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
+      INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
       SELECT i.sid, o.activation_seq, i.bytes FROM i JOIN open_call o USING (op)
       WHERE i.bytes > 0 AND i.bytes <= ${maxBytes}::bigint
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
@@ -202,7 +204,7 @@ function transitionStatement(
       RETURNING session_id
     ),
     c AS (
-      UPDATE calls c SET
+      UPDATE ${brain.calls} c SET
         state = CASE WHEN i.ends THEN 'ended' WHEN i.returns THEN 'returned' ELSE c.state END,
         outcome = CASE WHEN i.ends THEN COALESCE(i.outcome, c.outcome, '{"status":"ok"}'::jsonb)
                        ELSE COALESCE(i.outcome, c.outcome) END,
@@ -216,13 +218,13 @@ function transitionStatement(
       RETURNING i.op, c.outcome
     ),
     s AS (
-      UPDATE sessions x SET last_seq = x.last_seq + jsonb_array_length(i.records)
+      UPDATE ${brain.sessions} x SET last_seq = x.last_seq + jsonb_array_length(i.records)
       FROM i JOIN c USING (op)
       WHERE x.id = i.sid
       RETURNING i.op, x.last_seq - jsonb_array_length(i.records) AS base
     ),
     r AS (
-      INSERT INTO records (session_id, seq, kind, payload)
+      INSERT INTO ${brain.records} (session_id, seq, kind, payload)
       SELECT i.sid, s.base + e.ord, e.v->>'kind',
              CASE WHEN e.v->>'kind' = 'tool_call_ended'
                   THEN jsonb_build_object('call', i.seq, 'outcome', c.outcome)

@@ -1,5 +1,6 @@
 import type { ConsoleCall, ConsoleCallsQuery } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 
 interface Row {
   session_id: string;
@@ -22,6 +23,7 @@ interface Row {
  * it is open the column holds its last published result, which is not an outcome.
  */
 export async function consoleCalls(sql: Sql, query: ConsoleCallsQuery): Promise<ConsoleCall[]> {
+  const brain = tables(sql);
   const open = query.open === true;
   const rows = await sql<Row[]>`
     SELECT session_id, seq, tool, state, executor, host_id,
@@ -29,7 +31,7 @@ export async function consoleCalls(sql: Sql, query: ConsoleCallsQuery): Promise<
            CASE WHEN state = 'ended' THEN outcome->'error'->>'code' END AS error_code,
            started_at, ended_at, deadline_at,
            (extract(epoch FROM COALESCE(ended_at, clock_timestamp()) - started_at) * 1000)::float8 AS elapsed_ms
-    FROM calls
+    FROM ${brain.calls}
     WHERE (${!open} OR state <> 'ended')
       AND (${query.tool ?? null}::text IS NULL OR tool = ${query.tool ?? null}::text)
       AND (${query.session ?? null}::uuid IS NULL OR session_id = ${query.session ?? null}::uuid)

@@ -1,5 +1,6 @@
 import type { ConsoleHost } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 
 interface Row {
   id: string;
@@ -20,15 +21,16 @@ interface Row {
  * Each count is read through a partial index of open rows.
  */
 export async function consoleHosts(sql: Sql, limit: number): Promise<ConsoleHost[]> {
+  const brain = tables(sql);
   const rows = await sql<Row[]>`
     SELECT h.id, h.name, h.named, t.name AS application, h.created_at, h.last_connected_at,
-           (SELECT count(*)::int FROM host_connections hc WHERE hc.host_id = h.id AND hc.closed_at IS NULL)
+           (SELECT count(*)::int FROM ${brain.host_connections} hc WHERE hc.host_id = h.id AND hc.closed_at IS NULL)
              AS connections,
-           (SELECT count(*)::int FROM host_replicas r WHERE r.host_id = h.id) AS replicas,
-           (SELECT count(*)::int FROM calls c WHERE c.host_id = h.id AND c.state = 'pending') AS pending_calls,
-           (SELECT count(*)::int FROM host_connections hc JOIN calls c ON c.connection_id = hc.id
+           (SELECT count(*)::int FROM ${brain.host_replicas} r WHERE r.host_id = h.id) AS replicas,
+           (SELECT count(*)::int FROM ${brain.calls} c WHERE c.host_id = h.id AND c.state = 'pending') AS pending_calls,
+           (SELECT count(*)::int FROM ${brain.host_connections} hc JOIN ${brain.calls} c ON c.connection_id = hc.id
              WHERE hc.host_id = h.id AND hc.closed_at IS NULL AND c.state IN ('running', 'returned')) AS running_calls
-    FROM hosts h LEFT JOIN app_tokens t ON t.id = h.token_id
+    FROM ${brain.hosts} h LEFT JOIN ${brain.app_tokens} t ON t.id = h.token_id
     ORDER BY h.last_connected_at DESC NULLS LAST, h.created_at DESC, h.id
     LIMIT ${limit}`;
   return rows.map((r) => ({

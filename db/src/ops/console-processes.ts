@@ -1,5 +1,6 @@
 import type { ConsoleProcess } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import { SERVER_STALE_SECONDS } from "./ownership.js";
 
 interface Row {
@@ -21,6 +22,7 @@ interface Row {
  * (the same staleness as claimSession's).
  */
 export async function consoleProcesses(sql: Sql, limit: number): Promise<ConsoleProcess[]> {
+  const brain = tables(sql);
   const rows = await sql<Row[]>`
     SELECT v.id, v.kind, v.url,
            CASE WHEN v.stopped_at IS NOT NULL THEN 'stopped'
@@ -29,11 +31,11 @@ export async function consoleProcesses(sql: Sql, limit: number): Promise<Console
            v.started_at, v.heartbeat_at,
            GREATEST(0, extract(epoch FROM now() - v.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
            v.stopped_at,
-           (SELECT count(*)::int FROM host_connections hc WHERE hc.server_id = v.id AND hc.closed_at IS NULL)
+           (SELECT count(*)::int FROM ${brain.host_connections} hc WHERE hc.server_id = v.id AND hc.closed_at IS NULL)
              AS connections,
-           (SELECT count(*)::int FROM host_connections hc JOIN calls c ON c.connection_id = hc.id
+           (SELECT count(*)::int FROM ${brain.host_connections} hc JOIN ${brain.calls} c ON c.connection_id = hc.id
              WHERE hc.server_id = v.id AND hc.closed_at IS NULL AND c.state IN ('running', 'returned')) AS running_calls
-    FROM servers v
+    FROM ${brain.servers} v
     ORDER BY v.stopped_at IS NULL DESC, v.heartbeat_at DESC, v.id
     LIMIT ${limit}`;
   return rows.map((r) => ({

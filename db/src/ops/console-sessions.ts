@@ -1,5 +1,6 @@
 import type { ConsoleSession, ConsoleSessionsQuery } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 
 interface Row {
   id: string;
@@ -22,14 +23,15 @@ interface Row {
  * read by primary key.
  */
 export async function consoleSessions(sql: Sql, query: ConsoleSessionsQuery): Promise<ConsoleSession[]> {
+  const brain = tables(sql);
   const tool = query.tool === undefined ? null : JSON.stringify([{ name: query.tool }]);
   const rows = await sql<Row[]>`
     SELECT s.id, s.status, s.host_id, s.tools, s.last_seq, s.metadata, t.name AS application,
-           (SELECT count(*)::int FROM calls c WHERE c.session_id = s.id AND c.state <> 'ended') AS open_calls,
+           (SELECT count(*)::int FROM ${brain.calls} c WHERE c.session_id = s.id AND c.state <> 'ended') AS open_calls,
            s.created_at,
-           (SELECT r.created_at FROM records r WHERE r.session_id = s.id AND r.seq = s.last_seq) AS last_record_at,
+           (SELECT r.created_at FROM ${brain.records} r WHERE r.session_id = s.id AND r.seq = s.last_seq) AS last_record_at,
            s.ended_at
-    FROM sessions s LEFT JOIN app_tokens t ON t.id = s.token_id
+    FROM ${brain.sessions} s LEFT JOIN ${brain.app_tokens} t ON t.id = s.token_id
     WHERE (${query.status ?? null}::text IS NULL OR s.status = ${query.status ?? null}::text)
       AND (${tool}::text IS NULL OR s.tools @> ${tool}::text::jsonb)
       AND (${query.since ?? null}::text IS NULL OR s.created_at >= ${query.since ?? null}::text::timestamptz)

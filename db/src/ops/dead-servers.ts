@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import { type Judgement, NO_JUDGEMENT, staleBefore } from "./ownership.js";
 
 /**
@@ -13,8 +14,9 @@ export async function declareDeadServers(
   selfId: string,
   judge: Judgement = NO_JUDGEMENT,
 ): Promise<{ id: string; kind: string }[]> {
+  const brain = tables(sql);
   return sql<{ id: string; kind: string }[]>`
-    UPDATE servers SET stopped_at = now()
+    UPDATE ${brain.servers} SET stopped_at = now()
     WHERE stopped_at IS NULL AND id <> ${selfId}
       AND heartbeat_at < ${staleBefore(sql, judge)}
     RETURNING id, kind`;
@@ -22,5 +24,6 @@ export async function declareDeadServers(
 
 /** Closes the host connections a dead server held (after its calls were ended). */
 export async function closeServerConnections(sql: Sql, serverId: string): Promise<void> {
-  await sql`UPDATE host_connections SET closed_at = now() WHERE server_id = ${serverId} AND closed_at IS NULL`;
+  const brain = tables(sql);
+  await sql`UPDATE ${brain.host_connections} SET closed_at = now() WHERE server_id = ${serverId} AND closed_at IS NULL`;
 }

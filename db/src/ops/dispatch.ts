@@ -1,5 +1,6 @@
 import type { CallKey } from "../call-key.js";
 import { emptyKeys } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 
 export interface DispatchedCall extends CallKey {
@@ -23,18 +24,19 @@ export function claimPendingCalls(
     notify: emptyKeys(),
     keys: emptyKeys,
     run: (tx) => {
+      const brain = tables(tx);
       // Null: every session of the host (a connection that does not say which it serves).
       const only = sessionIds === null ? null : tx.array([...sessionIds]);
       return tx<{ session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]>`
         WITH c AS (
-          UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
             AND (${only}::uuid[] IS NULL OR session_id = ANY(${only}::uuid[]))
           RETURNING session_id, seq, tool, deadline_at
         )
         SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
-        FROM c JOIN records r ON r.session_id = c.session_id AND r.seq = c.seq
+        FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`.then((rows) =>
         rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, tool: r.tool, input: r.input, deadline: r.deadline })),
       );
@@ -65,18 +67,19 @@ export function claimWorkerCall(
   return {
     notify: emptyKeys(),
     keys: emptyKeys,
-    run: (tx) =>
-      tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown; resume: unknown }[]>`
+    run: (tx) => {
+      const brain = tables(tx);
+      return tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown; resume: unknown }[]>`
         WITH c AS (
-          UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'worker'
           RETURNING tool, deadline_at, resume
         )
         SELECT c.tool, r.payload->'input' AS input, c.resume,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline,
-               (SELECT t FROM sessions s, jsonb_array_elements(s.tools) AS t
+               (SELECT t FROM ${brain.sessions} s, jsonb_array_elements(s.tools) AS t
                  WHERE s.id = ${sessionId} AND t->>'name' = c.tool) AS placement
-        FROM c JOIN records r ON r.session_id = ${sessionId} AND r.seq = ${seq}`.then(([row]) =>
+        FROM c JOIN ${brain.records} r ON r.session_id = ${sessionId} AND r.seq = ${seq}`.then(([row]) =>
         row
           ? {
               sessionId,
@@ -88,6 +91,7 @@ export function claimWorkerCall(
               resume: row.resume ?? null,
             }
           : null,
-      ),
+      );
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 
 /** Which open calls to end. */
@@ -38,18 +39,19 @@ export function endCalls(filter: EndCallsFilter, outcome: { status: string; caus
       return keys;
     },
     run: (tx) => {
+      const brain = tables(tx);
       const seqArray = seqs ? tx.array(seqs) : null;
       return tx<
         { session_id: string; seq: number; host_id: string | null; connection_id: string | null; end_seq: number }[]
       >`
         WITH c AS (
-          UPDATE calls SET state = 'ended', outcome = ${o}::text::jsonb, ended_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'ended', outcome = ${o}::text::jsonb, ended_at = clock_timestamp()
           WHERE state <> 'ended'
             AND (${byConnection}::uuid IS NULL OR connection_id = ${byConnection}::uuid)
             AND (${bySession}::uuid IS NULL OR session_id = ${bySession}::uuid)
             AND (${seqArray}::bigint[] IS NULL OR seq = ANY(${seqArray}::bigint[]))
             AND (${byServer}::uuid IS NULL OR connection_id IN (
-                  SELECT id FROM host_connections WHERE server_id = ${byServer}::uuid))
+                  SELECT id FROM ${brain.host_connections} WHERE server_id = ${byServer}::uuid))
             AND (${before}::timestamptz IS NULL OR deadline_at <= ${before}::timestamptz)
           RETURNING session_id, seq, host_id, connection_id
         ),
@@ -57,12 +59,12 @@ export function endCalls(filter: EndCallsFilter, outcome: { status: string; caus
           SELECT session_id, array_agg(seq ORDER BY seq) AS seqs, count(*)::bigint AS n FROM c GROUP BY session_id
         ),
         s AS (
-          UPDATE sessions SET last_seq = sessions.last_seq + per.n FROM per
+          UPDATE ${brain.sessions} SET last_seq = sessions.last_seq + per.n FROM per
           WHERE sessions.id = per.session_id
           RETURNING sessions.id, sessions.last_seq - per.n AS base, per.seqs
         ),
         r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
+          INSERT INTO ${brain.records} (session_id, seq, kind, payload)
           SELECT s.id, s.base + u.ord, 'tool_call_ended', jsonb_build_object('call', u.seq, 'outcome', ${o}::text::jsonb)
           FROM s, unnest(s.seqs) WITH ORDINALITY AS u(seq, ord)
           RETURNING session_id, seq, (payload->>'call')::bigint AS call

@@ -1,6 +1,7 @@
 /** The `environment_operation` record of a ctx.environments operation, with the change it reports. */
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 import { appendRecords } from "./append.js";
 import { refuseEmissionIn } from "./refuse-emission.js";
@@ -49,12 +50,13 @@ export function journalEnvironmentOperation<R>(
       return keys;
     },
     run: async (tx) => {
+      const brain = tables(tx);
       const none = { seq: null, result: undefined, bytes: 0 };
       if (w.requireOpenCall) {
         // A share lock: the call cannot end until this commits, so the record and the change
         // belong to an open call (and its session is active).
         const [call] = await tx<{ state: string }[]>`
-          SELECT state FROM calls WHERE session_id = ${w.sessionId} AND seq = ${w.call} AND host_id = ${w.hostId}
+          SELECT state FROM ${brain.calls} WHERE session_id = ${w.sessionId} AND seq = ${w.call} AND host_id = ${w.hostId}
           FOR SHARE`;
         if (call?.state !== "running" && call?.state !== "returned") return { ...none, refused: "call_ended" };
       }
@@ -66,11 +68,11 @@ export function journalEnvironmentOperation<R>(
           WITH c AS (
             -- The session share-locked, as the dropped foreign key did (migration 0014): no budget
             -- row for a session deleted meanwhile.
-            SELECT c.session_id, c.activation_seq FROM calls c JOIN sessions x ON x.id = c.session_id
+            SELECT c.session_id, c.activation_seq FROM ${brain.calls} c JOIN ${brain.sessions} x ON x.id = c.session_id
             WHERE c.session_id = ${w.sessionId} AND c.seq = ${w.call} AND ${bytes}::bigint <= ${w.maxBytes}::bigint
             FOR KEY SHARE OF x
           )
-          INSERT INTO activation_budgets AS ab (session_id, activation_seq, emitted_bytes)
+          INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
           SELECT session_id, activation_seq, ${bytes}::bigint FROM c
           ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
           WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${w.maxBytes}::bigint

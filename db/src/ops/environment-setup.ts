@@ -1,5 +1,6 @@
 /** The setup claim of an HTTP Environment: one setup at a time, and no wedge when its holder dies. */
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import { type EnvironmentRow, type RawRow, readEnvironment, type StoredEnvironment, toRow } from "./environments.js";
 
 /** Advisory-lock class of Environment setups (the two-key form: it never meets single-key locks). */
@@ -33,6 +34,7 @@ export async function attemptEnvironmentSetup(
   force: boolean,
   run: (env: StoredEnvironment) => Promise<SetupVerdict>,
 ): Promise<SetupAttempt> {
+  const brain = tables(sql);
   let attempt: SetupAttempt = { kind: "busy" };
   await sql.begin(async (tx) => {
     const [lock] = await tx<{ locked: boolean }[]>`
@@ -53,7 +55,7 @@ export async function attemptEnvironmentSetup(
       return;
     }
     const [r] = await tx<RawRow[]>`
-      UPDATE environments e SET status = ${verdict.ok ? "ready" : "failed"},
+      UPDATE ${brain.environments} e SET status = ${verdict.ok ? "ready" : "failed"},
              setup_error = ${verdict.ok ? null : verdict.error.slice(0, 8192)}
       WHERE e.session_id = ${sessionId} AND e.name = ${name} AND e.updated_at::text = ${env.row.version}
       RETURNING e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version`;

@@ -5,6 +5,7 @@
  */
 import type { Sql, TransactionSql } from "postgres";
 import type { Sealed } from "../secrets.js";
+import { tables } from "../tables.js";
 import { environmentSecret } from "./secrets.js";
 
 export type EnvironmentStatus = "new" | "ready" | "failed";
@@ -59,17 +60,19 @@ export function toRow(r: RawRow): EnvironmentRow {
 }
 
 export async function listEnvironments(sql: Db, sessionId: string): Promise<EnvironmentRow[]> {
+  const brain = tables(sql);
   const rows = await sql<RawRow[]>`
-    SELECT e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version FROM environments e WHERE e.session_id = ${sessionId} ORDER BY e.name`;
+    SELECT e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version FROM ${brain.environments} e WHERE e.session_id = ${sessionId} ORDER BY e.name`;
   return rows.map(toRow);
 }
 
 /** One Environment with its sealed headers, or null. */
 export async function readEnvironment(sql: Db, sessionId: string, name: string): Promise<StoredEnvironment | null> {
+  const brain = tables(sql);
   const [r] = await sql<(RawRow & { key_id: string | null; nonce: Buffer; ciphertext: Buffer; tag: Buffer })[]>`
     SELECT e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version, k.key_id, k.nonce, k.ciphertext, k.tag
-    FROM environments e
-    LEFT JOIN session_secrets k ON k.session_id = e.session_id AND k.name = ${environmentSecret(name)}
+    FROM ${brain.environments} e
+    LEFT JOIN ${brain.session_secrets} k ON k.session_id = e.session_id AND k.name = ${environmentSecret(name)}
     WHERE e.session_id = ${sessionId} AND e.name = ${name}`;
   if (!r) return null;
   const headers = r.key_id === null ? null : { keyId: r.key_id, nonce: r.nonce, ciphertext: r.ciphertext, tag: r.tag };
@@ -98,6 +101,7 @@ export async function environmentCallContext(
   seq: number,
   hostId: string,
 ): Promise<EnvironmentCallContext | null> {
+  const brain = tables(sql);
   const [r] = await sql<
     {
       state: string;
@@ -112,9 +116,9 @@ export async function environmentCallContext(
            s.environment_control AS control,
            (SELECT jsonb_agg(DISTINCT jsonb_build_object('name', t->'env'->>'name', 'type', t->'env'->>'type'))
               FROM jsonb_array_elements(s.tools) AS t) AS bindings,
-           (SELECT b.emitted_bytes FROM activation_budgets b
+           (SELECT b.emitted_bytes FROM ${brain.activation_budgets} b
              WHERE b.session_id = c.session_id AND b.activation_seq = c.activation_seq) AS emitted
-    FROM calls c JOIN sessions s ON s.id = c.session_id
+    FROM ${brain.calls} c JOIN ${brain.sessions} s ON s.id = c.session_id
     WHERE c.session_id = ${sessionId} AND c.seq = ${seq} AND c.host_id = ${hostId}`;
   if (!r) return null;
   return {
@@ -142,14 +146,15 @@ export async function insertEnvironment(
   sessionId: string,
   env: NewEnvironment,
 ): Promise<"created" | "exists" | "full"> {
-  const [taken] = await tx`SELECT 1 FROM environments WHERE session_id = ${sessionId} AND name = ${env.name}`;
+  const brain = tables(tx);
+  const [taken] = await tx`SELECT 1 FROM ${brain.environments} WHERE session_id = ${sessionId} AND name = ${env.name}`;
   if (taken) return "exists";
   const [count] = await tx<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM environments WHERE session_id = ${sessionId}`;
+    SELECT count(*)::int AS n FROM ${brain.environments} WHERE session_id = ${sessionId}`;
   if ((count?.n ?? 0) >= MAX_SESSION_ENVIRONMENTS) return "full";
   const status: EnvironmentStatus = env.config.setup ? "new" : "ready";
   const inserted = await tx`
-    INSERT INTO environments (session_id, name, type, config, status)
+    INSERT INTO ${brain.environments} (session_id, name, type, config, status)
     VALUES (${sessionId}, ${env.name}, 'http', ${JSON.stringify(env.config)}::text::jsonb, ${status})
     ON CONFLICT (session_id, name) DO NOTHING RETURNING 1`;
   if (inserted.length === 0) return "exists";
@@ -163,7 +168,8 @@ export async function lockEnvironment(
   sessionId: string,
   name: string,
 ): Promise<StoredEnvironment | null> {
-  await tx`SELECT 1 FROM environments WHERE session_id = ${sessionId} AND name = ${name} FOR UPDATE`;
+  const brain = tables(tx);
+  await tx`SELECT 1 FROM ${brain.environments} WHERE session_id = ${sessionId} AND name = ${name} FOR UPDATE`;
   return readEnvironment(tx, sessionId, name);
 }
 
@@ -178,8 +184,9 @@ export async function replaceEnvironment(
   config: EnvironmentConfig,
   headers: Sealed | null | undefined,
 ): Promise<void> {
+  const brain = tables(tx);
   await tx`
-    UPDATE environments SET config = ${JSON.stringify(config)}::text::jsonb, status = 'new', setup_error = NULL,
+    UPDATE ${brain.environments} SET config = ${JSON.stringify(config)}::text::jsonb, status = 'new', setup_error = NULL,
            updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')
     WHERE session_id = ${sessionId} AND name = ${name}`;
   if (headers !== undefined) await writeHeaders(tx, sessionId, name, headers);
@@ -187,19 +194,22 @@ export async function replaceEnvironment(
 
 /** Removes an Environment and its sealed headers; false when there was none. */
 export async function deleteEnvironment(tx: TransactionSql, sessionId: string, name: string): Promise<boolean> {
-  const rows = await tx`DELETE FROM environments WHERE session_id = ${sessionId} AND name = ${name} RETURNING 1`;
-  await tx`DELETE FROM session_secrets WHERE session_id = ${sessionId} AND name = ${environmentSecret(name)}`;
+  const brain = tables(tx);
+  const rows =
+    await tx`DELETE FROM ${brain.environments} WHERE session_id = ${sessionId} AND name = ${name} RETURNING 1`;
+  await tx`DELETE FROM ${brain.session_secrets} WHERE session_id = ${sessionId} AND name = ${environmentSecret(name)}`;
   return rows.length > 0;
 }
 
 async function writeHeaders(tx: TransactionSql, sessionId: string, name: string, headers: Sealed | null) {
+  const brain = tables(tx);
   const secret = environmentSecret(name);
   if (headers === null) {
-    await tx`DELETE FROM session_secrets WHERE session_id = ${sessionId} AND name = ${secret}`;
+    await tx`DELETE FROM ${brain.session_secrets} WHERE session_id = ${sessionId} AND name = ${secret}`;
     return;
   }
   await tx`
-    INSERT INTO session_secrets (session_id, name, key_id, nonce, ciphertext, tag)
+    INSERT INTO ${brain.session_secrets} (session_id, name, key_id, nonce, ciphertext, tag)
     VALUES (${sessionId}, ${secret}, ${headers.keyId}, ${headers.nonce}, ${headers.ciphertext}, ${headers.tag})
     ON CONFLICT (session_id, name) DO UPDATE
       SET key_id = excluded.key_id, nonce = excluded.nonce, ciphertext = excluded.ciphertext, tag = excluded.tag`;

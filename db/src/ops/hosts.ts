@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import { checkQuota } from "./quotas.js";
 
 /**
@@ -13,9 +14,10 @@ export async function insertHost(
   ownerTokenId: string | null = null,
   quota?: { fallback: number | null },
 ): Promise<void> {
+  const brain = tables(sql);
   await sql.begin(async (tx) => {
     if (ownerTokenId && quota) await checkQuota(tx, ownerTokenId, "hosts", quota.fallback);
-    await tx`INSERT INTO hosts (id, name, token_hash, token_id) VALUES (${id}, ${name}, ${tokenHash}, ${ownerTokenId})`;
+    await tx`INSERT INTO ${brain.hosts} (id, name, token_hash, token_id) VALUES (${id}, ${name}, ${tokenHash}, ${ownerTokenId})`;
   });
 }
 
@@ -25,8 +27,9 @@ export async function insertHost(
  * refuses its hosts' new connections.
  */
 export async function hostAuth(sql: Sql, id: string): Promise<{ tokenHash: Buffer; tokenId: string | null } | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ token_hash: Buffer; token_id: string | null }[]>`
-    SELECT h.token_hash, h.token_id FROM hosts h LEFT JOIN app_tokens t ON t.id = h.token_id
+    SELECT h.token_hash, h.token_id FROM ${brain.hosts} h LEFT JOIN ${brain.app_tokens} t ON t.id = h.token_id
     WHERE h.id = ${id} AND t.revoked_at IS NULL`;
   return row ? { tokenHash: row.token_hash, tokenId: row.token_id } : null;
 }
@@ -36,18 +39,21 @@ export async function hostAuth(sql: Sql, id: string): Promise<{ tokenHash: Buffe
  * operator (any host), otherwise the host must have been registered with that application token.
  */
 export async function hostExists(sql: Sql, id: string, owner?: string): Promise<boolean> {
+  const brain = tables(sql);
   const [row] = await sql`
-    SELECT 1 FROM hosts WHERE id = ${id} AND (${owner === undefined} OR token_id = ${owner ?? null}::uuid)`;
+    SELECT 1 FROM ${brain.hosts} WHERE id = ${id} AND (${owner === undefined} OR token_id = ${owner ?? null}::uuid)`;
   return row !== undefined;
 }
 
 /** A host's WebSocket, or (hostId null) a worker's own connection that its claimed calls run on. */
 export async function openConnection(sql: Sql, id: string, hostId: string | null, serverId: string): Promise<void> {
+  const brain = tables(sql);
   await sql`
-    WITH h AS (UPDATE hosts SET last_connected_at = now() WHERE id = ${hostId})
-    INSERT INTO host_connections (id, host_id, server_id) VALUES (${id}, ${hostId}, ${serverId})`;
+    WITH h AS (UPDATE ${brain.hosts} SET last_connected_at = now() WHERE id = ${hostId})
+    INSERT INTO ${brain.host_connections} (id, host_id, server_id) VALUES (${id}, ${hostId}, ${serverId})`;
 }
 
 export async function closeConnection(sql: Sql, id: string): Promise<void> {
-  await sql`UPDATE host_connections SET closed_at = now() WHERE id = ${id} AND closed_at IS NULL`;
+  const brain = tables(sql);
+  await sql`UPDATE ${brain.host_connections} SET closed_at = now() WHERE id = ${id} AND closed_at IS NULL`;
 }

@@ -1,4 +1,5 @@
 import type { PendingQuery, Row, Sql } from "postgres";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 import type { AppendResult } from "./append.js";
 
@@ -62,9 +63,10 @@ const NO_OWNER = "00000000-0000-0000-0000-000000000000";
  * primary-key lookup; the scan after that stops at the first match.
  */
 function answerOf(sql: Sql): PendingQuery<Row[]> {
+  const brain = tables(sql);
   return sql`
     LEFT JOIN LATERAL (
-      SELECT r.seq, r.kind, r.payload, r.created_at FROM records r
+      SELECT r.seq, r.kind, r.payload, r.created_at FROM ${brain.records} r
       WHERE (c.state = 'ended' OR c.outcome IS NOT NULL)
         AND r.session_id = c.session_id AND r.seq > c.seq
         AND r.kind IN ('tool_result', 'tool_call_ended') AND (r.payload->>'call')::bigint = c.seq
@@ -88,9 +90,10 @@ function callState(row: AnswerColumns): McpCallState {
 
 /** An MCP call's state and answer; null when the session has no such call. */
 export async function mcpCallState(sql: Sql, sessionId: string, seq: number): Promise<McpCallState | null> {
+  const brain = tables(sql);
   const [row] = await sql<AnswerColumns[]>`
     SELECT c.state, a.seq AS answer_seq, a.kind AS answer_kind, a.payload AS answer_payload, a.created_at AS answer_at
-    FROM calls c ${answerOf(sql)}
+    FROM ${brain.calls} c ${answerOf(sql)}
     WHERE c.session_id = ${sessionId} AND c.seq = ${seq}`;
   return row ? callState(row) : null;
 }
@@ -108,7 +111,7 @@ export function withMcpTask(sessionId: string, task: NewMcpTask, op: WriteOp<App
         const call = result.records.find((r) => r.kind === "tool_call_started");
         if (call) {
           await tx`
-            INSERT INTO mcp_tasks (id, session_id, seq, token_id, ttl_ms, poll_interval_ms)
+            INSERT INTO ${tables(tx).mcp_tasks} (id, session_id, seq, token_id, ttl_ms, poll_interval_ms)
             VALUES (${task.id}, ${sessionId}, ${call.seq}, ${task.tokenId}, ${task.ttlMs}, ${task.pollIntervalMs})`;
         }
         return result;
@@ -136,11 +139,12 @@ function taskRow(row: TaskColumns): McpTaskRow {
 }
 
 function selectTasks(sql: Sql, sessionId: string, tokenId: string | null): PendingQuery<TaskColumns[]> {
+  const brain = tables(sql);
   return sql<TaskColumns[]>`
     SELECT t.id, t.seq, t.ttl_ms, t.poll_interval_ms, t.created_at, c.state,
            a.seq AS answer_seq, a.kind AS answer_kind, a.payload AS answer_payload, a.created_at AS answer_at
-    FROM mcp_tasks t
-    JOIN calls c ON c.session_id = t.session_id AND c.seq = t.seq
+    FROM ${brain.mcp_tasks} t
+    JOIN ${brain.calls} c ON c.session_id = t.session_id AND c.seq = t.seq
     ${answerOf(sql)}
     WHERE t.session_id = ${sessionId}
       AND COALESCE(t.token_id, ${NO_OWNER}::uuid) = COALESCE(${tokenId}::uuid, ${NO_OWNER}::uuid)
@@ -186,6 +190,7 @@ export interface McpSession {
 }
 
 export async function mcpSession(sql: Sql, sessionId: string): Promise<McpSession | null> {
+  const brain = tables(sql);
   const [row] = await sql<
     {
       status: "active" | "ended";
@@ -196,8 +201,8 @@ export async function mcpSession(sql: Sql, sessionId: string): Promise<McpSessio
     }[]
   >`
     SELECT s.status, s.host_id, s.tools, (r.payload->>'deadline')::float8 AS deadline, s.token_id
-    FROM sessions s
-    LEFT JOIN records r ON r.session_id = s.id AND r.seq = 1 AND r.kind = 'session_created'
+    FROM ${brain.sessions} s
+    LEFT JOIN ${brain.records} r ON r.session_id = s.id AND r.seq = 1 AND r.kind = 'session_created'
     WHERE s.id = ${sessionId}`;
   if (!row) return null;
   return { status: row.status, hostId: row.host_id, tools: row.tools, deadline: row.deadline, tokenId: row.token_id };

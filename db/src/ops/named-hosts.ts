@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { BrainError, servedDifferences, type ToolPlacement } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
 import { emptyKeys } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 import type { DispatchedCall } from "./dispatch.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
@@ -17,13 +18,14 @@ import { checkQuota } from "./quotas.js";
 
 /** The named host's id, created when missing, and locked for the rest of the transaction. */
 export async function lockNamedHost(tx: TransactionSql, name: string, owner: string | null): Promise<string> {
+  const brain = tables(tx);
   await tx`
-    INSERT INTO hosts (id, name, token_hash, token_id, named)
+    INSERT INTO ${brain.hosts} (id, name, token_hash, token_id, named)
     VALUES (${randomUUID()}, ${name}, NULL, ${owner}, true)
     ON CONFLICT ((COALESCE(token_id, '00000000-0000-0000-0000-000000000000'::uuid)), name) WHERE named
     DO NOTHING`;
   const [row] = await tx<{ id: string }[]>`
-    SELECT id FROM hosts
+    SELECT id FROM ${brain.hosts}
     WHERE named AND name = ${name} AND token_id IS NOT DISTINCT FROM ${owner}::uuid
     FOR UPDATE`;
   return row!.id;
@@ -31,10 +33,11 @@ export async function lockNamedHost(tx: TransactionSql, name: string, owner: str
 
 /** Contracts of the tools active sessions placed in the host (each distinct one once). */
 async function advertisedIn(tx: TransactionSql, hostId: string): Promise<ToolPlacement[]> {
+  const brain = tables(tx);
   const rows = await tx<{ t: ToolPlacement }[]>`
     SELECT DISTINCT jsonb_build_object('name', t->'name', 'env', t->'env',
            'inputSchema', t->'inputSchema', 'outputSchema', t->'outputSchema') AS t
-    FROM session_hosts sh JOIN sessions s ON s.id = sh.session_id, jsonb_array_elements(s.tools) AS t
+    FROM ${brain.session_hosts} sh JOIN ${brain.sessions} s ON s.id = sh.session_id, jsonb_array_elements(s.tools) AS t
     WHERE sh.host_id = ${hostId} AND s.status = 'active'
       AND t->'env'->>'type' = 'host' AND t->'env'->>'name' = sh.env_name AND NOT (t->'env' ? 'url')`;
   return rows.map((r) => r.t);
@@ -42,9 +45,10 @@ async function advertisedIn(tx: TransactionSql, hostId: string): Promise<ToolPla
 
 /** The tools each live replica connection of the host serves (its server live as `judge` sees it). */
 async function liveReplicaTools(tx: TransactionSql, hostId: string, judge: Judgement): Promise<ToolPlacement[][]> {
+  const brain = tables(tx);
   const rows = await tx<{ tools: ToolPlacement[] }[]>`
-    SELECT r.tools FROM host_connections hc
-    JOIN host_replicas r ON r.id = hc.replica_id JOIN servers v ON v.id = hc.server_id
+    SELECT r.tools FROM ${brain.host_connections} hc
+    JOIN ${brain.host_replicas} r ON r.id = hc.replica_id JOIN ${brain.servers} v ON v.id = hc.server_id
     WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND ${liveServer(tx, judge)}`;
   return rows.map((r) => r.tools);
 }
@@ -94,12 +98,13 @@ export async function insertReplica(
   /** The owner's hosts quota applies (replicas count as hosts): checked in the same transaction. */
   quota?: { fallback: number | null },
 ): Promise<string> {
+  const brain = tables(sql);
   return sql.begin(async (tx) => {
     // The token's row first, then the host's: every writer of both takes them in this order.
     if (r.owner && quota) await checkQuota(tx, r.owner, "hosts", quota.fallback);
     const hostId = await lockNamedHost(tx, r.name, r.owner);
     await tx`
-      INSERT INTO host_replicas (id, host_id, token_hash, tools)
+      INSERT INTO ${brain.host_replicas} (id, host_id, token_hash, tools)
       VALUES (${r.id}, ${hostId}, ${r.tokenHash}, ${JSON.stringify(r.tools)}::text::jsonb)`;
     return hostId;
   });
@@ -113,9 +118,10 @@ export async function replicaAuth(
   sql: Sql,
   id: string,
 ): Promise<{ tokenHash: Buffer; hostId: string; tokenId: string | null } | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ token_hash: Buffer; host_id: string; token_id: string | null }[]>`
-    SELECT r.token_hash, r.host_id, h.token_id FROM host_replicas r JOIN hosts h ON h.id = r.host_id
-    LEFT JOIN app_tokens t ON t.id = h.token_id
+    SELECT r.token_hash, r.host_id, h.token_id FROM ${brain.host_replicas} r JOIN ${brain.hosts} h ON h.id = r.host_id
+    LEFT JOIN ${brain.app_tokens} t ON t.id = h.token_id
     WHERE r.id = ${id} AND t.revoked_at IS NULL`;
   return row ? { tokenHash: row.token_hash, hostId: row.host_id, tokenId: row.token_id } : null;
 }
@@ -128,13 +134,16 @@ export async function openReplicaConnection(
   sql: Sql,
   c: { id: string; replicaId: string; hostId: string; serverId: string },
 ): Promise<void> {
+  const brain = tables(sql);
   await sql.begin(async (tx) => {
-    await tx`SELECT 1 FROM hosts WHERE id = ${c.hostId} FOR UPDATE`;
-    const [replica] = await tx<{ tools: ToolPlacement[] }[]>`SELECT tools FROM host_replicas WHERE id = ${c.replicaId}`;
+    await tx`SELECT 1 FROM ${brain.hosts} WHERE id = ${c.hostId} FOR UPDATE`;
+    const [replica] = await tx<
+      { tools: ToolPlacement[] }[]
+    >`SELECT tools FROM ${brain.host_replicas} WHERE id = ${c.replicaId}`;
     const lacking = servedDifferences(await advertisedIn(tx, c.hostId), replica?.tools ?? []);
     if (lacking.length > 0) throw mismatch("This replica does not serve what the host's sessions advertise", lacking);
     await tx`
-      INSERT INTO host_connections (id, host_id, server_id, replica_id)
+      INSERT INTO ${brain.host_connections} (id, host_id, server_id, replica_id)
       VALUES (${c.id}, ${c.hostId}, ${c.serverId}, ${c.replicaId})`;
   });
 }
@@ -156,21 +165,22 @@ export function claimNamedCalls(
     exclusive: true,
     keys: emptyKeys,
     run: async (tx) => {
-      await tx`SELECT 1 FROM hosts WHERE id = ${hostId} FOR UPDATE`;
+      const brain = tables(tx);
+      await tx`SELECT 1 FROM ${brain.hosts} WHERE id = ${hostId} FOR UPDATE`;
       const rows = await tx<
         { session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]
       >`
         WITH live AS (
-          SELECT hc.id FROM host_connections hc JOIN servers v ON v.id = hc.server_id
+          SELECT hc.id FROM ${brain.host_connections} hc JOIN ${brain.servers} v ON v.id = hc.server_id
           WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND hc.replica_id IS NOT NULL
             AND ${liveServer(tx, judge)}
         ),
         load AS (
           SELECT count(*) FILTER (WHERE connection_id = ${connectionId}) AS mine, count(*) AS total
-          FROM calls WHERE connection_id IN (SELECT id FROM live) AND state IN ('running', 'returned')
+          FROM ${brain.calls} WHERE connection_id IN (SELECT id FROM live) AND state IN ('running', 'returned')
         ),
         waiting AS (
-          SELECT count(*) AS n FROM calls WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
+          SELECT count(*) AS n FROM ${brain.calls} WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
         ),
         quota AS (
           SELECT CASE WHEN EXISTS (SELECT 1 FROM live WHERE id = ${connectionId})
@@ -179,20 +189,20 @@ export function claimNamedCalls(
           FROM load, waiting
         ),
         pick AS (
-          SELECT session_id, seq FROM calls
+          SELECT session_id, seq FROM ${brain.calls}
           WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
           ORDER BY started_at, session_id, seq
           LIMIT (SELECT n FROM quota)
           FOR UPDATE SKIP LOCKED
         ),
         c AS (
-          UPDATE calls SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           FROM pick WHERE calls.session_id = pick.session_id AND calls.seq = pick.seq
           RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at
         )
         SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
-        FROM c JOIN records r ON r.session_id = c.session_id AND r.seq = c.seq
+        FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`;
       return rows.map((r) => ({
         sessionId: r.session_id,
@@ -215,8 +225,9 @@ export function closeReplicaConnection(hostId: string, connectionId: string): Wr
     exclusive: true,
     keys: (ended) => lost.keys(ended),
     run: async (tx) => {
-      await tx`SELECT 1 FROM hosts WHERE id = ${hostId} FOR UPDATE`;
-      await tx`UPDATE host_connections SET closed_at = now() WHERE id = ${connectionId} AND closed_at IS NULL`;
+      const brain = tables(tx);
+      await tx`SELECT 1 FROM ${brain.hosts} WHERE id = ${hostId} FOR UPDATE`;
+      await tx`UPDATE ${brain.host_connections} SET closed_at = now() WHERE id = ${connectionId} AND closed_at IS NULL`;
       return lost.run(tx);
     },
   };
@@ -224,7 +235,8 @@ export function closeReplicaConnection(hostId: string, connectionId: string): Wr
 
 /** The named hosts a session places tools in, by environment name. */
 export async function sessionNamedHosts(sql: Sql, sessionId: string): Promise<Record<string, string>> {
+  const brain = tables(sql);
   const rows = await sql<{ env_name: string; host_id: string }[]>`
-    SELECT env_name, host_id FROM session_hosts WHERE session_id = ${sessionId}`;
+    SELECT env_name, host_id FROM ${brain.session_hosts} WHERE session_id = ${sessionId}`;
   return Object.fromEntries(rows.map((r) => [r.env_name, r.host_id]));
 }

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from "postgres";
+import { tables } from "../tables.js";
 
 /** A server is presumed dead when its heartbeat is older than this. */
 export const SERVER_STALE_SECONDS = 3;
@@ -40,8 +41,9 @@ export function liveServer(sql: Sql | TransactionSql, judge: Judgement) {
  * live. Every statement that finds or takes an orphaned session says it with this.
  */
 export function withoutLiveOwner(sql: Sql | TransactionSql, judge: Judgement) {
+  const brain = tables(sql);
   return sql`(s.owner_id IS NULL OR NOT EXISTS (
-    SELECT 1 FROM servers v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))`;
+    SELECT 1 FROM ${brain.servers} v WHERE v.id = s.owner_id AND ${liveServer(sql, judge)}))`;
 }
 
 /** A claim's answer: the new fencing epoch, and whether the session was parked with nothing since. */
@@ -79,17 +81,18 @@ export async function claimSession(
   serverId: string,
   judge: Judgement = NO_JUDGEMENT,
 ): Promise<Claim | null> {
+  const brain = tables(sql);
   // The session's routing comes back with the claim (not for a parked one, which starts nothing):
   // a resume reads neither the session row nor its named hosts after it.
   const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean; session: ClaimedSession | null }[]>`
-    UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+    UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     WHERE s.id = ${sessionId} AND s.status = 'active'
       AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
     RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked,
       CASE WHEN s.parked_seq IS DISTINCT FROM s.last_seq THEN jsonb_build_object(
         'id', s.id, 'hostId', s.host_id, 'model', s.model, 'tools', s.tools, 'tokenId', s.token_id,
         'namedHosts', (SELECT coalesce(jsonb_object_agg(sh.env_name, sh.host_id), '{}'::jsonb)
-                       FROM session_hosts sh WHERE sh.session_id = s.id)) END AS session`;
+                       FROM ${brain.session_hosts} sh WHERE sh.session_id = s.id)) END AS session`;
   if (!row) return null;
   return { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked, session: row.session };
 }
@@ -107,16 +110,17 @@ export async function claimParkedSessions(
   serverId: string,
   judge: Judgement = NO_JUDGEMENT,
 ): Promise<{ id: string; lastSeq: number }[]> {
+  const brain = tables(sql);
   if (ids.length === 0) return [];
   const rows = await sql<{ id: string; last_seq: string }[]>`
     WITH free AS (
-      SELECT s.id FROM sessions s
+      SELECT s.id FROM ${brain.sessions} s
       WHERE s.id = ANY(${sql.array(ids as string[])}::uuid[]) AND s.status = 'active'
         AND s.parked_seq = s.last_seq
         AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
       FOR UPDATE OF s SKIP LOCKED
     )
-    UPDATE sessions s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+    UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
     FROM free WHERE s.id = free.id
     RETURNING s.id, s.last_seq`;
   return rows.map((r) => ({ id: r.id, lastSeq: Number(r.last_seq) }));
@@ -130,9 +134,10 @@ export async function markParked(
   sql: Sql,
   parked: readonly { id: string; epoch: number; seq: number }[],
 ): Promise<void> {
+  const brain = tables(sql);
   if (parked.length === 0) return;
   await sql`
-    UPDATE sessions s SET parked_seq = p.seq
+    UPDATE ${brain.sessions} s SET parked_seq = p.seq
     FROM unnest(${sql.array(parked.map((p) => p.id))}::uuid[], ${sql.array(parked.map((p) => p.epoch))}::bigint[],
                 ${sql.array(parked.map((p) => p.seq))}::bigint[]) AS p(id, epoch, seq)
     WHERE s.id = p.id AND s.owner_epoch = p.epoch`;
@@ -143,15 +148,17 @@ export async function sessionOwner(
   sql: Sql,
   sessionId: string,
 ): Promise<{ ownerId: string | null; epoch: number } | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ owner_id: string | null; owner_epoch: number }[]>`
-    SELECT owner_id, owner_epoch FROM sessions WHERE id = ${sessionId}`;
+    SELECT owner_id, owner_epoch FROM ${brain.sessions} WHERE id = ${sessionId}`;
   return row ? { ownerId: row.owner_id, epoch: row.owner_epoch } : null;
 }
 
 /** Active sessions with no live owner (as `judge` sees it): candidates to resume after a crash. */
 export async function orphanedSessions(sql: Sql, limit = 500, judge: Judgement = NO_JUDGEMENT): Promise<string[]> {
+  const brain = tables(sql);
   const rows = await sql<{ id: string }[]>`
-    SELECT s.id FROM sessions s
+    SELECT s.id FROM ${brain.sessions} s
     WHERE s.status = 'active' AND ${withoutLiveOwner(sql, judge)}
     LIMIT ${limit}`;
   return rows.map((r) => r.id);
@@ -167,11 +174,12 @@ export async function parkedSessionsAhead(
   serverId: string,
   parked: readonly (readonly [id: string, seq: number])[],
 ): Promise<{ id: string; ahead: boolean; ours: boolean }[]> {
+  const brain = tables(sql);
   if (parked.length === 0) return [];
   const ids = parked.map(([id]) => id);
   const seqs = parked.map(([, seq]) => seq);
   return sql<{ id: string; ahead: boolean; ours: boolean }[]>`
     SELECT s.id, s.last_seq > p.seq AS ahead, (s.owner_id = ${serverId} AND s.status = 'active') AS ours
     FROM unnest(${sql.array(ids)}::uuid[], ${sql.array(seqs)}::bigint[]) AS p(id, seq)
-    JOIN sessions s ON s.id = p.id`;
+    JOIN ${brain.sessions} s ON s.id = p.id`;
 }

@@ -1,5 +1,6 @@
 import { BrainError } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
+import { tables } from "../tables.js";
 
 /**
  * Quotas per application token (migration 0019): a count's ceiling, or null for the server's
@@ -33,16 +34,18 @@ function quotasOf(row: QuotaRow): TokenQuotas {
 
 /** A token's own quotas (null fields: the server's default); null when there is no such token. */
 export async function readTokenQuotas(sql: Sql | TransactionSql, tokenId: string): Promise<TokenQuotas | null> {
+  const brain = tables(sql);
   const [row] = await sql<QuotaRow[]>`
-    SELECT max_sessions, max_hosts, max_open_calls, max_component_bytes FROM app_tokens WHERE id = ${tokenId}`;
+    SELECT max_sessions, max_hosts, max_open_calls, max_component_bytes FROM ${brain.app_tokens} WHERE id = ${tokenId}`;
   return row ? quotasOf(row) : null;
 }
 
 /** Replaces the quotas named in `quotas` (null: back to the default); false when there is no such token. */
 export async function setTokenQuotas(sql: Sql, tokenId: string, quotas: Partial<TokenQuotas>): Promise<boolean> {
+  const brain = tables(sql);
   const keep = (name: QuotaName) => !(name in quotas);
   const rows = await sql`
-    UPDATE app_tokens SET
+    UPDATE ${brain.app_tokens} SET
       max_sessions = CASE WHEN ${keep("sessions")} THEN max_sessions ELSE ${quotas.sessions ?? null}::integer END,
       max_hosts = CASE WHEN ${keep("hosts")} THEN max_hosts ELSE ${quotas.hosts ?? null}::integer END,
       max_open_calls = CASE WHEN ${keep("openCalls")} THEN max_open_calls ELSE ${quotas.openCalls ?? null}::integer END,
@@ -55,8 +58,9 @@ export async function setTokenQuotas(sql: Sql, tokenId: string, quotas: Partial<
 
 /** Locks the token's row for the rest of the transaction; its quotas as stored. */
 export async function lockTokenQuotas(tx: TransactionSql, tokenId: string): Promise<TokenQuotas | null> {
+  const brain = tables(tx);
   const [row] = await tx<QuotaRow[]>`
-    SELECT max_sessions, max_hosts, max_open_calls, max_component_bytes FROM app_tokens
+    SELECT max_sessions, max_hosts, max_open_calls, max_component_bytes FROM ${brain.app_tokens}
     WHERE id = ${tokenId} FOR UPDATE`;
   return row ? quotasOf(row) : null;
 }
@@ -76,25 +80,26 @@ export async function tokenUsage(
 }
 
 function usageQuery(sql: Sql | TransactionSql, tokenId: string, quota: QuotaName, upTo: number) {
+  const brain = tables(sql);
   switch (quota) {
     case "sessions":
       return sql<{ n: number }[]>`
         SELECT count(*)::int AS n FROM (
-          SELECT 1 FROM sessions WHERE token_id = ${tokenId} AND status = 'active' LIMIT ${upTo}) s`;
+          SELECT 1 FROM ${brain.sessions} WHERE token_id = ${tokenId} AND status = 'active' LIMIT ${upTo}) s`;
     case "hosts":
       // Registered hosts, and each replica of a named host (the named host's own row is neither).
       return sql<{ n: number }[]>`
-        SELECT (SELECT count(*) FROM (SELECT 1 FROM hosts WHERE token_id = ${tokenId} AND NOT named LIMIT ${upTo}) h)
-             + (SELECT count(*) FROM (SELECT 1 FROM host_replicas r JOIN hosts h ON h.id = r.host_id
+        SELECT (SELECT count(*) FROM (SELECT 1 FROM ${brain.hosts} WHERE token_id = ${tokenId} AND NOT named LIMIT ${upTo}) h)
+             + (SELECT count(*) FROM (SELECT 1 FROM ${brain.host_replicas} r JOIN ${brain.hosts} h ON h.id = r.host_id
                                       WHERE h.token_id = ${tokenId} LIMIT ${upTo}) r) AS n`;
     case "openCalls":
       return sql<{ n: number }[]>`
         SELECT count(*)::int AS n FROM (
-          SELECT 1 FROM sessions s JOIN calls c ON c.session_id = s.id
+          SELECT 1 FROM ${brain.sessions} s JOIN ${brain.calls} c ON c.session_id = s.id
           WHERE s.token_id = ${tokenId} AND s.status = 'active' AND c.state <> 'ended' LIMIT ${upTo}) c`;
     case "componentBytes":
       return sql<{ n: string }[]>`
-        SELECT coalesce(sum(size), 0)::bigint AS n FROM component_uploads WHERE token_id = ${tokenId}`;
+        SELECT coalesce(sum(size), 0)::bigint AS n FROM ${brain.component_uploads} WHERE token_id = ${tokenId}`;
   }
 }
 
@@ -104,14 +109,16 @@ export async function chargedForComponent(
   tokenId: string,
   sha256: string,
 ): Promise<boolean> {
-  const [row] = await sql`SELECT 1 FROM component_uploads WHERE token_id = ${tokenId} AND sha256 = ${sha256}`;
+  const brain = tables(sql);
+  const [row] = await sql`SELECT 1 FROM ${brain.component_uploads} WHERE token_id = ${tokenId} AND sha256 = ${sha256}`;
   return row !== undefined;
 }
 
 /** Charges the token for a component it uploaded (once). */
 export async function chargeComponent(tx: Sql | TransactionSql, tokenId: string, sha256: string, size: number) {
+  const brain = tables(tx);
   await tx`
-    INSERT INTO component_uploads (token_id, sha256, size) VALUES (${tokenId}, ${sha256}, ${size})
+    INSERT INTO ${brain.component_uploads} (token_id, sha256, size) VALUES (${tokenId}, ${sha256}, ${size})
     ON CONFLICT DO NOTHING`;
 }
 

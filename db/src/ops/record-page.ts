@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import type { RecordRow } from "./records.js";
 
 export interface RecordPage {
@@ -19,11 +20,12 @@ export async function readRecordPage(
   after: number,
   limits: { rows: number; bytes: number },
 ): Promise<RecordPage> {
+  const brain = tables(sql);
   const found = await sql<(RecordRow & { fetched: number })[]>`
     SELECT seq, kind, payload, created_at, fetched FROM (
       SELECT r.*, sum(r.size) OVER w AS upto, row_number() OVER w AS n, count(*) OVER () AS fetched
       FROM (
-        SELECT seq, kind, payload, created_at, octet_length(payload::text) AS size FROM records
+        SELECT seq, kind, payload, created_at, octet_length(payload::text) AS size FROM ${brain.records}
         WHERE session_id = ${sessionId} AND seq > ${after}
         ORDER BY seq LIMIT ${limits.rows}
       ) r

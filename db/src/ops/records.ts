@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import type { CallKey } from "../call-key.js";
+import { tables } from "../tables.js";
 
 export interface RecordRow {
   seq: number;
@@ -10,8 +11,9 @@ export interface RecordRow {
 
 /** Records after a sequence, in order. Dense per-session sequences mean `after` never skips a gap. */
 export async function readRecords(sql: Sql, sessionId: string, after: number, limit = 1000): Promise<RecordRow[]> {
+  const brain = tables(sql);
   return sql<RecordRow[]>`
-    SELECT seq, kind, payload, created_at FROM records
+    SELECT seq, kind, payload, created_at FROM ${brain.records}
     WHERE session_id = ${sessionId} AND seq > ${after}
     ORDER BY seq LIMIT ${limit}`;
 }
@@ -34,14 +36,15 @@ export interface TurnState {
  * the session is gone.
  */
 export async function turnState(sql: Sql, sessionId: string, messageSeq: number): Promise<TurnState | null> {
+  const brain = tables(sql);
   const [row] = await sql<
     { end_seq: number | null; end_payload: unknown; status: "active" | "ended"; last_seq: number; kept: boolean }[]
   >`
     SELECT e.seq AS end_seq, e.payload AS end_payload, s.status, s.last_seq,
-      EXISTS (SELECT 1 FROM records m WHERE m.session_id = s.id AND m.seq = ${messageSeq} AND m.kind = 'user_message') AS kept
-    FROM sessions s
+      EXISTS (SELECT 1 FROM ${brain.records} m WHERE m.session_id = s.id AND m.seq = ${messageSeq} AND m.kind = 'user_message') AS kept
+    FROM ${brain.sessions} s
     LEFT JOIN LATERAL (
-      SELECT seq, payload FROM records
+      SELECT seq, payload FROM ${brain.records}
       WHERE session_id = s.id AND seq > ${messageSeq} AND kind = 'activation_ended'
         AND payload->>'message' = ${String(messageSeq)}
       LIMIT 1
@@ -58,25 +61,28 @@ export async function turnState(sql: Sql, sessionId: string, messageSeq: number)
 
 /** Whether a call exists, and its state, to explain a refused host report. */
 export async function callState(sql: Sql, sessionId: string, seq: number, hostId: string): Promise<string | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ state: string }[]>`
-    SELECT state FROM calls WHERE session_id = ${sessionId} AND seq = ${seq} AND host_id = ${hostId}`;
+    SELECT state FROM ${brain.calls} WHERE session_id = ${sessionId} AND seq = ${seq} AND host_id = ${hostId}`;
   return row?.state ?? null;
 }
 
 /** Whether the session has a call at this sequence (open or ended). */
 export async function callExists(sql: Sql, sessionId: string, seq: number): Promise<boolean> {
-  const [row] = await sql`SELECT 1 FROM calls WHERE session_id = ${sessionId} AND seq = ${seq}`;
+  const brain = tables(sql);
+  const [row] = await sql`SELECT 1 FROM ${brain.calls} WHERE session_id = ${sessionId} AND seq = ${seq}`;
   return row !== undefined;
 }
 
 /** Which of these calls have ended, and how: a host connection's in-flight calls to cancel. */
 export async function endedAmong(sql: Sql, calls: CallKey[]): Promise<(CallKey & { status: string })[]> {
+  const brain = tables(sql);
   if (calls.length === 0) return [];
   const rows = await sql<{ session_id: string; seq: number; status: string }[]>`
     SELECT c.session_id, c.seq, c.outcome->>'status' AS status
     FROM unnest(${sql.array(calls.map((c) => c.sessionId))}::uuid[], ${sql.array(calls.map((c) => c.seq))}::bigint[])
          AS k(session_id, seq)
-    JOIN calls c ON c.session_id = k.session_id AND c.seq = k.seq
+    JOIN ${brain.calls} c ON c.session_id = k.session_id AND c.seq = k.seq
     WHERE c.state = 'ended'`;
   return rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, status: r.status }));
 }

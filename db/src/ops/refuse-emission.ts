@@ -1,5 +1,6 @@
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 
 export interface RefusedEmission {
@@ -38,20 +39,21 @@ export function refuseEmissionIn(
   kind: string,
   bytes: number,
 ): Promise<RefusedEmission> {
+  const brain = tables(tx);
   const payload = JSON.stringify({ call, kind, bytes, code: "budget_exceeded" });
   return tx<{ refused: number | null; seq: number | null }[]>`
     WITH c AS (
-      UPDATE calls SET emissions_refused = emissions_refused + 1
+      UPDATE ${brain.calls} SET emissions_refused = emissions_refused + 1
       WHERE session_id = ${sessionId} AND seq = ${call}
       RETURNING emissions_refused
     ),
     s AS (
-      UPDATE sessions SET last_seq = last_seq + 1
+      UPDATE ${brain.sessions} SET last_seq = last_seq + 1
       WHERE id = ${sessionId} AND status = 'active' AND EXISTS (SELECT 1 FROM c WHERE emissions_refused = 1)
       RETURNING last_seq
     ),
     r AS (
-      INSERT INTO records (session_id, seq, kind, payload)
+      INSERT INTO ${brain.records} (session_id, seq, kind, payload)
       SELECT ${sessionId}, s.last_seq, 'emission_rejected', ${payload}::text::jsonb FROM s
       RETURNING seq
     )

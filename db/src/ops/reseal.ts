@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import type { SecretBox } from "../secrets.js";
+import { tables } from "../tables.js";
 import { secretAad } from "./secrets.js";
 
 /** What `brain keys rotate` did: secrets re-sealed, and those sealed under keys not in the ring. */
@@ -26,12 +27,13 @@ const BATCH = 500;
  * can then leave the ring. A secret under a key the ring lacks is left as it is and counted.
  */
 export async function resealSecrets(sql: Sql, box: SecretBox): Promise<Resealed> {
+  const brain = tables(sql);
   const done: Resealed = { resealed: 0, unreadable: {} };
   let after = { session: "00000000-0000-0000-0000-000000000000", name: "" };
   for (;;) {
     const rows = await sql.begin(async (tx) => {
       const batch = await tx<SealedRow[]>`
-        SELECT session_id, name, key_id, nonce, ciphertext, tag FROM session_secrets
+        SELECT session_id, name, key_id, nonce, ciphertext, tag FROM ${brain.session_secrets}
         WHERE key_id <> ${box.keyId} AND (session_id, name) > (${after.session}::uuid, ${after.name})
         ORDER BY session_id, name LIMIT ${BATCH}
         FOR UPDATE SKIP LOCKED`;
@@ -46,7 +48,7 @@ export async function resealSecrets(sql: Sql, box: SecretBox): Promise<Resealed>
           aad,
         );
         await tx`
-          UPDATE session_secrets SET key_id = ${sealed.keyId}, nonce = ${sealed.nonce},
+          UPDATE ${brain.session_secrets} SET key_id = ${sealed.keyId}, nonce = ${sealed.nonce},
                  ciphertext = ${sealed.ciphertext}, tag = ${sealed.tag}
           WHERE session_id = ${row.session_id} AND name = ${row.name}`;
         done.resealed++;
@@ -61,7 +63,8 @@ export async function resealSecrets(sql: Sql, box: SecretBox): Promise<Resealed>
 
 /** How many session secrets each key fingerprint seals now. */
 export async function secretsByKey(sql: Sql): Promise<Record<string, number>> {
+  const brain = tables(sql);
   const rows = await sql<{ key_id: string; n: number }[]>`
-    SELECT key_id, count(*)::int AS n FROM session_secrets GROUP BY key_id ORDER BY key_id`;
+    SELECT key_id, count(*)::int AS n FROM ${brain.session_secrets} GROUP BY key_id ORDER BY key_id`;
   return Object.fromEntries(rows.map((r) => [r.key_id, r.n]));
 }

@@ -1,6 +1,7 @@
 import type { PgBoss } from "pg-boss";
 import { enqueueWorkerJob } from "../boss.js";
 import { emptyKeys } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 import { type ConnectionCallRef, type TransitionResult, transitionCall } from "./call-transition.js";
 
@@ -19,9 +20,10 @@ export function recordResumePoint(call: ConnectionCallRef, resume: unknown): Wri
   return {
     keys: journal.keys,
     run: async (tx) => {
+      const brain = tables(tx);
       const result = await journal.run(tx);
       if (result.seq !== null) {
-        await tx`UPDATE calls SET resume = ${text}::text::jsonb
+        await tx`UPDATE ${brain.calls} SET resume = ${text}::text::jsonb
                  WHERE session_id = ${call.sessionId} AND seq = ${call.seq} AND state IN ('running', 'returned')`;
       }
       return result;
@@ -50,13 +52,14 @@ export function releaseResumableCalls(
     keys: () => emptyKeys(),
     exclusive: true,
     run: async (tx) => {
+      const brain = tables(tx);
       const rows = await tx<{ session_id: string; seq: number; token_id: string | null }[]>`
-        UPDATE calls SET state = 'pending', connection_id = NULL, requeued_at = now()
+        UPDATE ${brain.calls} SET state = 'pending', connection_id = NULL, requeued_at = now()
         WHERE state = 'running' AND executor = 'worker' AND resume IS NOT NULL
           AND (${byConnection}::uuid IS NULL OR connection_id = ${byConnection}::uuid)
           AND (${byServer}::uuid IS NULL OR connection_id IN (
-                SELECT id FROM host_connections WHERE server_id = ${byServer}::uuid))
-        RETURNING session_id, seq, (SELECT s.token_id FROM sessions s WHERE s.id = calls.session_id) AS token_id`;
+                SELECT id FROM ${brain.host_connections} WHERE server_id = ${byServer}::uuid))
+        RETURNING session_id, seq, (SELECT s.token_id FROM ${brain.sessions} s WHERE s.id = calls.session_id) AS token_id`;
       for (const r of rows) {
         await enqueueWorkerJob(boss, tx, { sessionId: r.session_id, seq: Number(r.seq) }, r.token_id);
       }

@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
-import { openLane } from "../connect.js";
+import { openLane, throughPooler } from "../connect.js";
+import { type Relation, type Tables, tables } from "../tables.js";
 import { deleteSessionsIn } from "./session-delete.js";
 
 /** How long idempotency keys are kept, whatever the retention window: a retry comes within a day. */
@@ -61,6 +62,9 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
   // its next query, inside postgres.js. If this one dies, Postgres has released the lock with it.
   const reserved = openLane(sql, "brain-prune", { onClose: () => {} });
   try {
+    // Through a pooler, a session lock would stay on whichever backend took it: none is taken.
+    // Pruners side by side only share the work (each batch skips the rows another holds).
+    if (throughPooler(reserved)) return await run(sql, options);
     const key = lockKey(schema);
     if (options.wait) await reserved`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`;
     else {
@@ -68,7 +72,7 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
       if (!row?.ok) return null;
     }
     try {
-      return options.dryRun ? await count(sql, options.olderThanSeconds) : await pruneBatches(sql, options);
+      return await run(sql, options);
     } finally {
       await reserved`SELECT pg_advisory_unlock(hashtextextended(${key}, 0))`;
     }
@@ -78,6 +82,7 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
 }
 
 async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
+  const brain = tables(sql);
   const batch = o.batch ?? PRUNE_BATCH;
   const secs = o.olderThanSeconds;
   const counts = { sessions: 0, records: 0 } as PruneCounts;
@@ -96,14 +101,14 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   counts.records = await loop(o.recordsBatch ?? PRUNE_RECORDS_BATCH, async (limit) => {
     const [row] = await sql<{ n: number }[]>`
       WITH d AS (
-        DELETE FROM records WHERE (session_id, seq) IN (
-          SELECT r.session_id, r.seq FROM sessions s JOIN records r ON r.session_id = s.id
+        DELETE FROM ${brain.records} WHERE (session_id, seq) IN (
+          SELECT r.session_id, r.seq FROM ${brain.sessions} s JOIN ${brain.records} r ON r.session_id = s.id
           WHERE s.status = 'ended' AND s.ended_at < now() - make_interval(secs => ${secs})
           ORDER BY s.ended_at, r.seq LIMIT ${limit}
           FOR UPDATE OF r SKIP LOCKED)
         RETURNING session_id, seq
       ),
-      c AS (DELETE FROM calls x USING d WHERE x.session_id = d.session_id AND x.seq = d.seq)
+      c AS (DELETE FROM ${brain.calls} x USING d WHERE x.session_id = d.session_id AND x.seq = d.seq)
       SELECT count(*)::int AS n FROM d`;
     return row?.n ?? 0;
   });
@@ -113,7 +118,7 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   counts.sessions = await loop(batch, (limit) =>
     sql.begin(async (tx) => {
       const chosen = await tx<{ id: string }[]>`
-        SELECT id FROM sessions
+        SELECT id FROM ${brain.sessions}
         WHERE status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})
         ORDER BY ended_at LIMIT ${limit}
         FOR UPDATE SKIP LOCKED`;
@@ -127,8 +132,8 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   for (const rule of RULES) {
     counts[rule.counts] = await loop(rule.batch(batch), async (limit) => {
       const rows = await sql`
-        DELETE FROM ${sql.unsafe(rule.from)} WHERE (${sql.unsafe(rule.key)}) IN (
-          SELECT ${sql.unsafe(rule.key)} FROM ${sql.unsafe(rule.from)} WHERE ${rule.expired(sql, secs)}
+        DELETE FROM ${brain[rule.from]} ${sql(rule.as)} WHERE (${sql.unsafe(rule.key)}) IN (
+          SELECT ${sql.unsafe(rule.key)} FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${rule.expired(sql, secs, brain)}
           LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING 1`;
       return rows.length;
@@ -139,16 +144,21 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
 
 /** What a prune would delete now: the same conditions, counted. */
 async function count(sql: Sql, secs: number): Promise<PruneCounts> {
+  const brain = tables(sql);
   const expired = sql`status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})`;
   const [journals] = await sql<{ sessions: string; records: string }[]>`
-    SELECT count(*) AS sessions, coalesce(sum(last_seq), 0) AS records FROM sessions WHERE ${expired}`;
+    SELECT count(*) AS sessions, coalesce(sum(last_seq), 0) AS records FROM ${brain.sessions} WHERE ${expired}`;
   const counts = { sessions: Number(journals!.sessions), records: Number(journals!.records) } as PruneCounts;
   for (const rule of RULES) {
     const [row] = await sql<{ n: string }[]>`
-      SELECT count(*) AS n FROM ${sql.unsafe(rule.from)} WHERE ${rule.expired(sql, secs)}`;
+      SELECT count(*) AS n FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${rule.expired(sql, secs, brain)}`;
     counts[rule.counts] = Number(row!.n);
   }
   return counts;
+}
+
+function run(sql: Sql, options: PruneOptions): Promise<PruneCounts> {
+  return options.dryRun ? count(sql, options.olderThanSeconds) : pruneBatches(sql, options);
 }
 
 /**
@@ -158,10 +168,12 @@ async function count(sql: Sql, secs: number): Promise<PruneCounts> {
  */
 interface Rule {
   counts: Exclude<keyof PruneCounts, "sessions" | "records">;
-  from: string;
+  from: Relation;
+  /** The name the condition and the key call the table by. */
+  as: string;
   key: string;
   batch: (base: number) => number;
-  expired: (sql: Sql, secs: number) => ReturnType<Sql>;
+  expired: (sql: Sql, secs: number, brain: Tables) => ReturnType<Sql>;
 }
 
 const ago = (sql: Sql, secs: number) => sql`now() - make_interval(secs => ${secs})`;
@@ -171,6 +183,7 @@ const RULES: Rule[] = [
     // Small rows: larger batches. Kept a day whatever the window: a retry comes within a day.
     counts: "idempotencyKeys",
     from: "idempotency_keys",
+    as: "idempotency_keys",
     key: "scope, key_hash",
     batch: (b) => b * 20,
     expired: (sql) => sql`created_at < ${ago(sql, IDEMPOTENCY_KEEP_SECONDS)}`,
@@ -178,61 +191,67 @@ const RULES: Rule[] = [
   {
     // A closed connection with a call still open on it (cannot happen: closing ends them) is kept.
     counts: "hostConnections",
-    from: "host_connections hc",
+    from: "host_connections",
+    as: "hc",
     key: "hc.id",
     batch: (b) => b,
-    expired: (sql, secs) => sql`hc.closed_at < ${ago(sql, secs)}
-      AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.connection_id = hc.id AND c.state IN ('running', 'returned'))`,
+    expired: (sql, secs, brain) => sql`hc.closed_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM ${brain.calls} c WHERE c.connection_id = hc.id AND c.state IN ('running', 'returned'))`,
   },
   {
     // A replica registration (one per serving process) not connected within the window: its
     // process is long gone. Its closed connections go with it (cascade).
     counts: "replicas",
-    from: "host_replicas r",
+    from: "host_replicas",
+    as: "r",
     key: "r.id",
     batch: (b) => b,
-    expired: (sql, secs) => sql`r.created_at < ${ago(sql, secs)}
-      AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.replica_id = r.id
+    expired: (sql, secs, brain) => sql`r.created_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM ${brain.host_connections} h WHERE h.replica_id = r.id
         AND (h.closed_at IS NULL OR h.closed_at >= ${ago(sql, secs)}))`,
   },
   {
     // A server or worker stopped (and silent) for the window, that nothing refers to any more.
     counts: "servers",
-    from: "servers s",
+    from: "servers",
+    as: "s",
     key: "s.id",
     batch: (b) => b,
-    expired: (sql, secs) => sql`s.stopped_at < ${ago(sql, secs)} AND s.heartbeat_at < ${ago(sql, secs)}
-      AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.owner_id = s.id)
-      AND NOT EXISTS (SELECT 1 FROM host_connections h WHERE h.server_id = s.id)`,
+    expired: (sql, secs, brain) => sql`s.stopped_at < ${ago(sql, secs)} AND s.heartbeat_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM ${brain.sessions} x WHERE x.owner_id = s.id)
+      AND NOT EXISTS (SELECT 1 FROM ${brain.host_connections} h WHERE h.server_id = s.id)`,
   },
   {
     // Components no session (active or within the window) places, uploaded before the window.
     // Large rows, and the reference check scans sessions' tools: few at a time.
     counts: "components",
-    from: "components c",
+    from: "components",
+    as: "c",
     key: "c.sha256",
     batch: (b) => Math.min(b, 10),
-    expired: (sql, secs) => sql`c.created_at < ${ago(sql, secs)}
-      AND NOT EXISTS (SELECT 1 FROM sessions s WHERE strpos(s.tools::text, c.sha256) > 0)`,
+    expired: (sql, secs, brain) => sql`c.created_at < ${ago(sql, secs)}
+      AND NOT EXISTS (SELECT 1 FROM ${brain.sessions} s WHERE strpos(s.tools::text, c.sha256) > 0)`,
   },
   {
     // What is left of a host no session refers to any more is its row (and closed connections
     // older than the window, which go with it by cascade).
     counts: "hosts",
-    from: "hosts h",
+    from: "hosts",
+    as: "h",
     key: "h.id",
     batch: (b) => b,
-    expired: (sql, secs) => sql`h.created_at < ${ago(sql, secs)}
+    expired: (sql, secs, brain) => sql`h.created_at < ${ago(sql, secs)}
       AND coalesce(h.last_connected_at, h.created_at) < ${ago(sql, secs)}
-      AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.host_id = h.id)
-      AND NOT EXISTS (SELECT 1 FROM session_hosts sh WHERE sh.host_id = h.id)
-      AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.host_id = h.id)
-      AND NOT EXISTS (SELECT 1 FROM host_connections hc WHERE hc.host_id = h.id
+      AND NOT EXISTS (SELECT 1 FROM ${brain.sessions} s WHERE s.host_id = h.id)
+      AND NOT EXISTS (SELECT 1 FROM ${brain.session_hosts} sh WHERE sh.host_id = h.id)
+      AND NOT EXISTS (SELECT 1 FROM ${brain.calls} c WHERE c.host_id = h.id)
+      AND NOT EXISTS (SELECT 1 FROM ${brain.host_connections} hc WHERE hc.host_id = h.id
         AND (hc.closed_at IS NULL OR hc.closed_at >= ${ago(sql, secs)}))`,
   },
   {
     counts: "writerMarks",
     from: "writer_marks",
+    as: "writer_marks",
     key: "writer_id",
     batch: (b) => b,
     expired: (sql, secs) => sql`at < ${ago(sql, secs)}`,

@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import { loadMigrations } from "../migrate.js";
+import { tables } from "../tables.js";
 
 let expected: number | undefined;
 
@@ -11,7 +12,10 @@ export function expectedSchemaVersion(): number {
 
 /** The schema version applied to the database (the connection's schema); 0 before any migration. */
 export async function appliedSchemaVersion(sql: Sql): Promise<number> {
-  const [row] = await sql<{ version: number }[]>`SELECT coalesce(max(version), 0)::int AS version FROM migrations`;
+  const brain = tables(sql);
+  const [row] = await sql<
+    { version: number }[]
+  >`SELECT coalesce(max(version), 0)::int AS version FROM ${brain.migrations}`;
   return row?.version ?? 0;
 }
 

@@ -1,10 +1,12 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { Sealed } from "../secrets.js";
+import { tables } from "../tables.js";
 
 /** One sealed secret of a session, or null. Decrypting is the caller's (it holds the key). */
 export async function readSecret(sql: Sql | TransactionSql, sessionId: string, name: string): Promise<Sealed | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ key_id: string; nonce: Buffer; ciphertext: Buffer; tag: Buffer }[]>`
-    SELECT key_id, nonce, ciphertext, tag FROM session_secrets WHERE session_id = ${sessionId} AND name = ${name}`;
+    SELECT key_id, nonce, ciphertext, tag FROM ${brain.session_secrets} WHERE session_id = ${sessionId} AND name = ${name}`;
   return row ? { keyId: row.key_id, nonce: row.nonce, ciphertext: row.ciphertext, tag: row.tag } : null;
 }
 
@@ -27,11 +29,12 @@ export async function readModel(
   sql: Sql | TransactionSql,
   sessionId: string,
 ): Promise<{ model: unknown; sealed: Sealed | null } | null> {
+  const brain = tables(sql);
   const [row] = await sql<
     { model: unknown; key_id: string | null; nonce: Buffer | null; ciphertext: Buffer | null; tag: Buffer | null }[]
   >`
     SELECT s.model, k.key_id, k.nonce, k.ciphertext, k.tag
-    FROM sessions s LEFT JOIN session_secrets k ON k.session_id = s.id AND k.name = ${MODEL_SECRET}
+    FROM ${brain.sessions} s LEFT JOIN ${brain.session_secrets} k ON k.session_id = s.id AND k.name = ${MODEL_SECRET}
     WHERE s.id = ${sessionId}`;
   if (!row) return null;
   const sealed =

@@ -1,8 +1,10 @@
 import type { Sql } from "postgres";
+import { tables } from "../tables.js";
 import { SERVER_STALE_SECONDS } from "./ownership.js";
 
 export async function registerServer(sql: Sql, id: string, kind: "server" | "worker" = "server"): Promise<void> {
-  await sql`INSERT INTO servers (id, kind) VALUES (${id}, ${kind})`;
+  const brain = tables(sql);
+  await sql`INSERT INTO ${brain.servers} (id, kind) VALUES (${id}, ${kind})`;
 }
 
 /**
@@ -18,28 +20,31 @@ export async function registerServer(sql: Sql, id: string, kind: "server" | "wor
  * its beat waited would be told it was alive and never drop what the declaration took.
  */
 export async function heartbeat(sql: Sql, id: string): Promise<{ verdict: "alive" | "revived"; at: Date }> {
+  const brain = tables(sql);
   const [alive] = await sql<{ at: Date }[]>`
-    UPDATE servers SET heartbeat_at = now() WHERE id = ${id} AND stopped_at IS NULL RETURNING heartbeat_at AS at`;
+    UPDATE ${brain.servers} SET heartbeat_at = now() WHERE id = ${id} AND stopped_at IS NULL RETURNING heartbeat_at AS at`;
   if (alive) return { verdict: "alive", at: alive.at };
   // Declared dead meanwhile; or silent so long that retention removed its row (stopped and silent
   // for the whole retention window): it registers again, else it would beat into nothing and look
   // dead to every other server for good. A row registered again has no URL until the next start.
   const [revived] = await sql<{ at: Date }[]>`
-    INSERT INTO servers (id, kind) VALUES (${id}, 'server')
+    INSERT INTO ${brain.servers} (id, kind) VALUES (${id}, 'server')
     ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
     RETURNING heartbeat_at AS at`;
   return { verdict: "revived", at: revived!.at };
 }
 
 export async function stopServer(sql: Sql, id: string): Promise<void> {
+  const brain = tables(sql);
   await sql`
-    WITH c AS (UPDATE host_connections SET closed_at = now() WHERE server_id = ${id} AND closed_at IS NULL)
-    UPDATE servers SET stopped_at = now() WHERE id = ${id}`;
+    WITH c AS (UPDATE ${brain.host_connections} SET closed_at = now() WHERE server_id = ${id} AND closed_at IS NULL)
+    UPDATE ${brain.servers} SET stopped_at = now() WHERE id = ${id}`;
 }
 
 /** Where a server can be reached (BRAIN_PUBLIC_URL or its listen address), once it listens. */
 export async function setServerUrl(sql: Sql, id: string, url: string): Promise<void> {
-  await sql`UPDATE servers SET url = ${url} WHERE id = ${id}`;
+  const brain = tables(sql);
+  await sql`UPDATE ${brain.servers} SET url = ${url} WHERE id = ${id}`;
 }
 
 /**
@@ -48,8 +53,9 @@ export async function setServerUrl(sql: Sql, id: string, url: string): Promise<v
  * with the shared key and every transition is conditional on the call, so none holds state for it.
  */
 export async function liveServerUrl(sql: Sql): Promise<string | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ url: string }[]>`
-    SELECT url FROM servers
+    SELECT url FROM ${brain.servers}
     WHERE kind = 'server' AND stopped_at IS NULL AND url IS NOT NULL
       AND heartbeat_at > now() - make_interval(secs => ${SERVER_STALE_SECONDS})
     ORDER BY heartbeat_at DESC LIMIT 1`;

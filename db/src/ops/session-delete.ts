@@ -1,4 +1,5 @@
 import type { TransactionSql } from "postgres";
+import { tables } from "../tables.js";
 
 /**
  * Deletes sessions and everything written under them, inside the caller's transaction. The hot
@@ -20,17 +21,18 @@ export async function deleteSessionsIn(
   tx: TransactionSql,
   ids: string[],
 ): Promise<{ id: string; host_id: string | null }[]> {
+  const brain = tables(tx);
   if (ids.length === 0) return [];
   const locked = await tx<{ id: string }[]>`
-    SELECT id FROM sessions WHERE id = ANY(${tx.array(ids)}::uuid[]) ORDER BY id FOR UPDATE`;
+    SELECT id FROM ${brain.sessions} WHERE id = ANY(${tx.array(ids)}::uuid[]) ORDER BY id FOR UPDATE`;
   if (locked.length === 0) return [];
   const held = tx.array(locked.map((r) => r.id));
   return tx<{ id: string; host_id: string | null }[]>`
-    WITH c AS (DELETE FROM calls WHERE session_id = ANY(${held}::uuid[])),
-    r AS (DELETE FROM records WHERE session_id = ANY(${held}::uuid[])),
-    b AS (DELETE FROM activation_budgets WHERE session_id = ANY(${held}::uuid[])),
-    t AS (DELETE FROM tool_model_calls WHERE session_id = ANY(${held}::uuid[]))
-    DELETE FROM sessions WHERE id = ANY(${held}::uuid[]) RETURNING id, host_id`;
+    WITH c AS (DELETE FROM ${brain.calls} WHERE session_id = ANY(${held}::uuid[])),
+    r AS (DELETE FROM ${brain.records} WHERE session_id = ANY(${held}::uuid[])),
+    b AS (DELETE FROM ${brain.activation_budgets} WHERE session_id = ANY(${held}::uuid[])),
+    t AS (DELETE FROM ${brain.tool_model_calls} WHERE session_id = ANY(${held}::uuid[]))
+    DELETE FROM ${brain.sessions} WHERE id = ANY(${held}::uuid[]) RETURNING id, host_id`;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function deleteSessionsIn(
  * write needs. False when the session does not exist.
  */
 export async function lockSession(tx: TransactionSql, id: string): Promise<boolean> {
-  const rows = await tx`SELECT 1 FROM sessions WHERE id = ${id} FOR UPDATE`;
+  const brain = tables(tx);
+  const rows = await tx`SELECT 1 FROM ${brain.sessions} WHERE id = ${id} FOR UPDATE`;
   return rows.length > 0;
 }

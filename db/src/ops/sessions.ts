@@ -2,6 +2,7 @@ import type { ToolPlacement } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { Sealed } from "../secrets.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { placeInNamedHosts } from "./named-hosts.js";
@@ -91,7 +92,7 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
       const row = await insert(tx);
       const pairs = [...ids].map(([env_name, host_id]) => ({ env_name, host_id }));
       await tx`
-        INSERT INTO session_hosts (session_id, env_name, host_id)
+        INSERT INTO ${tables(tx).session_hosts} (session_id, env_name, host_id)
         SELECT ${s.id}, x.env_name, x.host_id
         FROM jsonb_to_recordset(${JSON.stringify(pairs)}::text::jsonb) AS x(env_name text, host_id uuid)`;
       return row;
@@ -100,37 +101,39 @@ export function createSession(s: NewSession): WriteOp<SessionRow> {
 }
 
 function insertSession(s: NewSession): (tx: TransactionSql) => Promise<SessionRow> {
-  return (tx) =>
-    tx<SessionRow[]>`
+  return (tx) => {
+    const brain = tables(tx);
+    return tx<SessionRow[]>`
         WITH s AS (
-          INSERT INTO sessions (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch, environment_control, token_id)
+          INSERT INTO ${brain.sessions} (id, host_id, model, tools, metadata, last_seq, owner_id, owner_epoch, environment_control, token_id)
           VALUES (${s.id}, ${s.hostId}, ${JSON.stringify(s.model)}::text::jsonb, ${JSON.stringify(s.tools)}::text::jsonb,
                   ${JSON.stringify(s.metadata)}::text::jsonb, 1, ${s.ownerId}, 1,
                   NULLIF(${JSON.stringify(s.environmentControl ?? null)}::text::jsonb, 'null'::jsonb), ${s.tokenId ?? null})
           RETURNING *
         ),
         r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
+          INSERT INTO ${brain.records} (session_id, seq, kind, payload)
           SELECT id, 1, 'session_created', ${JSON.stringify(s.created)}::text::jsonb FROM s
         ),
         w AS (
-          INSERT INTO workspace_files (session_id, path, content)
+          INSERT INTO ${brain.workspace_files} (session_id, path, content)
           SELECT s.id, f.key, convert_to(f.value, 'UTF8')
           FROM s, jsonb_each_text(${JSON.stringify(s.workspace ?? {})}::text::jsonb) AS f
         ),
         k AS (
-          INSERT INTO session_secrets (session_id, name, key_id, nonce, ciphertext, tag)
+          INSERT INTO ${brain.session_secrets} (session_id, name, key_id, nonce, ciphertext, tag)
           SELECT s.id, x.name, x.key_id, decode(x.nonce, 'base64'), decode(x.ciphertext, 'base64'), decode(x.tag, 'base64')
           FROM s, jsonb_to_recordset(${JSON.stringify(sealedRows(s.secrets ?? []))}::text::jsonb)
             AS x(name text, key_id text, nonce text, ciphertext text, tag text)
         ),
         e AS (
-          INSERT INTO environments (session_id, name, type, config)
+          INSERT INTO ${brain.environments} (session_id, name, type, config)
           SELECT s.id, x.name, x.type, x.config
           FROM s, jsonb_to_recordset(${JSON.stringify(s.environments ?? [])}::text::jsonb)
             AS x(name text, type text, config jsonb)
         )
         SELECT * FROM s`.then((rows) => rows[0]!);
+  };
 }
 
 /** Status and last sequence only: cheap enough for hot paths (no model or tools columns). */
@@ -138,13 +141,15 @@ export async function sessionStatus(
   sql: Sql,
   id: string,
 ): Promise<{ status: "active" | "ended"; lastSeq: number } | null> {
+  const brain = tables(sql);
   const [row] = await sql<{ status: "active" | "ended"; last_seq: number }[]>`
-    SELECT status, last_seq FROM sessions WHERE id = ${id}`;
+    SELECT status, last_seq FROM ${brain.sessions} WHERE id = ${id}`;
   return row ? { status: row.status, lastSeq: row.last_seq } : null;
 }
 
 export async function getSession(sql: Sql, id: string): Promise<SessionRow | null> {
-  const [row] = await sql<SessionRow[]>`SELECT * FROM sessions WHERE id = ${id}`;
+  const brain = tables(sql);
+  const [row] = await sql<SessionRow[]>`SELECT * FROM ${brain.sessions} WHERE id = ${id}`;
   return row ?? null;
 }
 
@@ -169,8 +174,9 @@ export async function listSessions(
   after: SessionCursor | null,
   owner?: string,
 ): Promise<SessionPage> {
+  const brain = tables(sql);
   const rows = await sql<(SessionRow & { created_us: string })[]>`
-    SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM sessions
+    SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS created_us FROM ${brain.sessions}
     WHERE (${after === null}
        OR (created_at, id) < ('epoch'::timestamptz + ${after?.us ?? "0"}::bigint * interval '1 microsecond',
                               ${after?.id ?? null}::uuid))
@@ -206,15 +212,16 @@ export function endSession(id: string, reason: string): WriteOp<EndResult> {
       return keys;
     },
     run: async (tx) => {
+      const brain = tables(tx);
       // Calls first, then the session row: the order every other write takes these locks in.
       const cancelled = await cancel.run(tx);
       const [ended] = await tx<{ host_id: string | null }[]>`
         WITH s AS (
-          UPDATE sessions SET status = 'ended', ended_at = now(), last_seq = last_seq + 1
+          UPDATE ${brain.sessions} SET status = 'ended', ended_at = now(), last_seq = last_seq + 1
           WHERE id = ${id} AND status = 'active' RETURNING last_seq, host_id
         ),
         r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
+          INSERT INTO ${brain.records} (session_id, seq, kind, payload)
           SELECT ${id}, last_seq, 'session_ended', ${JSON.stringify({ reason })}::text::jsonb FROM s
         )
         SELECT host_id FROM s`;

@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
+import { tables } from "../tables.js";
 import type { WriteOp } from "../writer.js";
 import type { CallRef } from "./call-transition.js";
 
@@ -48,8 +49,9 @@ export function startToolModelCall(
   return {
     notify: touched,
     keys: (r) => (r.seq === null ? emptyKeys() : touched),
-    run: (tx) =>
-      tx<
+    run: (tx) => {
+      const brain = tables(tx);
+      return tx<
         {
           seq: number | null;
           open: boolean;
@@ -61,33 +63,33 @@ export function startToolModelCall(
         WITH open_call AS (
           -- The session row share-locked before the budget is charged, as the foreign key from
           -- activation_budgets did (migration 0014 dropped it): no orphan for a deleted session.
-          SELECT c.activation_seq, c.deadline_at FROM calls c JOIN sessions x ON x.id = c.session_id
+          SELECT c.activation_seq, c.deadline_at FROM ${brain.calls} c JOIN ${brain.sessions} x ON x.id = c.session_id
           WHERE c.session_id = ${ref.sessionId} AND c.seq = ${ref.seq}
             AND (c.host_id = ${hostId}::uuid OR c.connection_id = ${connectionId}::uuid)
             AND c.state IN ('running', 'returned')
           FOR KEY SHARE OF x
         ),
         b AS (
-          INSERT INTO activation_budgets AS ab (session_id, activation_seq, model_calls)
+          INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, model_calls)
           SELECT ${ref.sessionId}, activation_seq, 1 FROM open_call WHERE ${maxModelCalls}::int >= 1
           ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + 1
           WHERE ab.model_calls < ${maxModelCalls}::int
           RETURNING activation_seq
         ),
         s AS (
-          UPDATE sessions SET last_seq = last_seq + 1
+          UPDATE ${brain.sessions} SET last_seq = last_seq + 1
           WHERE id = ${ref.sessionId} AND status = 'active' AND EXISTS (SELECT 1 FROM b)
           RETURNING last_seq AS seq
         ),
         r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
+          INSERT INTO ${brain.records} (session_id, seq, kind, payload)
           SELECT ${ref.sessionId}, s.seq, 'model_call_started',
                  ${JSON.stringify(payload)}::text::jsonb || jsonb_build_object('activation', b.activation_seq)
           FROM s, b
           RETURNING seq
         ),
         t AS (
-          INSERT INTO tool_model_calls (session_id, seq, call_seq, runner_id)
+          INSERT INTO ${brain.tool_model_calls} (session_id, seq, call_seq, runner_id)
           SELECT ${ref.sessionId}, seq, ${ref.seq}, ${runnerId}::uuid FROM r
         )
         SELECT (SELECT seq FROM r) AS seq,
@@ -95,7 +97,7 @@ export function startToolModelCall(
                (SELECT activation_seq FROM open_call) AS activation,
                (SELECT (extract(epoch FROM deadline_at) * 1000)::float8 FROM open_call) AS deadline,
                CASE WHEN ${countPrior}::boolean THEN
-                 (SELECT count(*)::int FROM records
+                 (SELECT count(*)::int FROM ${brain.records}
                    WHERE session_id = ${ref.sessionId} AND kind = 'model_call_started'
                      AND payload->'origin'->>'type' = 'tool')
                ELSE 0 END AS index`.then(([row]) => ({
@@ -105,7 +107,8 @@ export function startToolModelCall(
         activation: row?.activation ?? null,
         deadline: row?.deadline ?? null,
         index: row?.index ?? 0,
-      })),
+      }));
+    },
   };
 }
 
@@ -118,22 +121,24 @@ export function endToolModelCall(sessionId: string, seq: number, payload: unknow
   return {
     notify: touched,
     keys: (r) => (r === null ? emptyKeys() : touched),
-    run: (tx) =>
-      tx<{ seq: number | null }[]>`
+    run: (tx) => {
+      const brain = tables(tx);
+      return tx<{ seq: number | null }[]>`
         WITH t AS (
-          DELETE FROM tool_model_calls WHERE session_id = ${sessionId} AND seq = ${seq} RETURNING seq
+          DELETE FROM ${brain.tool_model_calls} WHERE session_id = ${sessionId} AND seq = ${seq} RETURNING seq
         ),
         s AS (
-          UPDATE sessions SET last_seq = last_seq + 1
+          UPDATE ${brain.sessions} SET last_seq = last_seq + 1
           WHERE id = ${sessionId} AND EXISTS (SELECT 1 FROM t)
           RETURNING last_seq AS seq
         ),
         r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
+          INSERT INTO ${brain.records} (session_id, seq, kind, payload)
           SELECT ${sessionId}, s.seq, 'model_call_ended', ${JSON.stringify(payload)}::text::jsonb FROM s
           RETURNING seq
         )
-        SELECT (SELECT seq FROM r) AS seq`.then(([row]) => row?.seq ?? null),
+        SELECT (SELECT seq FROM r) AS seq`.then(([row]) => row?.seq ?? null);
+    },
   };
 }
 
@@ -149,11 +154,12 @@ export function endOrphanedToolModelCalls(): WriteOp<number> {
       for (const id of sessions) keys.sessions.set(id, Touch.other);
       return keys;
     },
-    run: (tx) =>
-      tx<{ session_id: string }[]>`
+    run: (tx) => {
+      const brain = tables(tx);
+      return tx<{ session_id: string }[]>`
         WITH t AS (
-          DELETE FROM tool_model_calls m
-          WHERE NOT EXISTS (SELECT 1 FROM servers v WHERE v.id = m.runner_id AND v.stopped_at IS NULL)
+          DELETE FROM ${brain.tool_model_calls} m
+          WHERE NOT EXISTS (SELECT 1 FROM ${brain.servers} v WHERE v.id = m.runner_id AND v.stopped_at IS NULL)
           RETURNING session_id, seq, call_seq
         ),
         per AS (
@@ -161,12 +167,12 @@ export function endOrphanedToolModelCalls(): WriteOp<number> {
           FROM t GROUP BY session_id
         ),
         s AS (
-          UPDATE sessions x SET last_seq = x.last_seq + per.n
+          UPDATE ${brain.sessions} x SET last_seq = x.last_seq + per.n
           FROM per WHERE x.id = per.session_id
           RETURNING x.id, x.last_seq - per.n AS base, per.seqs, per.calls
         ),
         r AS (
-          INSERT INTO records (session_id, seq, kind, payload)
+          INSERT INTO ${brain.records} (session_id, seq, kind, payload)
           SELECT s.id, s.base + u.ord, 'model_call_ended',
                  jsonb_build_object('call', u.seq, 'origin', jsonb_build_object('type', 'tool', 'sessionId', s.id, 'sequence', u.call_seq),
                                     'outcome', '{"status":"unknown","cause":"runner_lost"}'::jsonb)
@@ -176,7 +182,8 @@ export function endOrphanedToolModelCalls(): WriteOp<number> {
         SELECT session_id FROM r`.then((rows) => {
         sessions = [...new Set(rows.map((row) => row.session_id))];
         return rows.length;
-      }),
+      });
+    },
   };
 }
 
@@ -185,12 +192,13 @@ export function endOrphanedToolModelCalls(): WriteOp<number> {
  * use the model route (tools served over HTTP get no model calls).
  */
 export async function modelGranted(sql: Sql, sessionId: string, seq: number): Promise<boolean> {
+  const brain = tables(sql);
   const [row] = await sql<{ granted: boolean }[]>`
     SELECT COALESCE((e.config->'grants'->>'model')::boolean, false) AS granted
-    FROM calls c
-    JOIN sessions s ON s.id = c.session_id
+    FROM ${brain.calls} c
+    JOIN ${brain.sessions} s ON s.id = c.session_id
     CROSS JOIN LATERAL jsonb_array_elements(s.tools) AS t
-    JOIN environments e ON e.session_id = c.session_id AND e.name = t->'env'->>'name'
+    JOIN ${brain.environments} e ON e.session_id = c.session_id AND e.name = t->'env'->>'name'
     WHERE c.session_id = ${sessionId} AND c.seq = ${seq}
       AND t->>'name' = c.tool AND t->'env'->>'type' = 'http'`;
   return row?.granted ?? false;

@@ -1,5 +1,6 @@
 import type { Sql } from "postgres";
-import { openLane } from "../connect.js";
+import { openLane, throughPooler } from "../connect.js";
+import { tables } from "../tables.js";
 
 /** A journal record as the trace exporter reads it: times in microseconds since the epoch. */
 export interface TraceRecord {
@@ -38,6 +39,9 @@ export class TraceLease {
     return this.held;
   }
 
+  /** True once found that the lease cannot be held here: DATABASE_URL is pooled and no direct URL is set. */
+  unheldable = false;
+
   /** Takes the lease if nobody holds it; true while this process holds it. */
   async take(): Promise<boolean> {
     if (this.held) return true;
@@ -47,6 +51,11 @@ export class TraceLease {
         this.held = false;
       },
     });
+    // Through a pooler the lock would stay on whichever backend took it, held by nobody's session.
+    if (throughPooler(this.lane)) {
+      this.unheldable = true;
+      return false;
+    }
     const [row] = await this.lane<{ ok: boolean }[]>`
       SELECT pg_try_advisory_lock(hashtextextended(${`brain.traces:${this.schema}`}, 0)) AS ok`;
     this.held = row?.ok === true;
@@ -66,9 +75,10 @@ export class TraceLease {
  * touched), else every one (on taking the lease, and now and then as a backstop).
  */
 export async function traceBacklog(sql: Sql, limit: number, only?: string[]): Promise<TraceBacklog[]> {
+  const brain = tables(sql);
   const rows = await sql<{ id: string; exported_seq: number; last_seq: number }[]>`
     SELECT s.id, COALESCE(c.exported_seq, 0) AS exported_seq, s.last_seq
-    FROM sessions s LEFT JOIN trace_cursors c ON c.session_id = s.id
+    FROM ${brain.sessions} s LEFT JOIN ${brain.trace_cursors} c ON c.session_id = s.id
     WHERE s.last_seq > COALESCE(c.exported_seq, 0)
       ${only ? sql`AND s.id = ANY(${sql.array(only)}::uuid[])` : sql``}
     ORDER BY s.id
@@ -87,8 +97,9 @@ export async function traceRecordsAfter(
   after: number,
   limit: number,
 ): Promise<TraceRecord[]> {
+  const brain = tables(sql);
   const rows = await sql<Row[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM records
+    SELECT ${sql.unsafe(COLUMNS)} FROM ${brain.records}
     WHERE session_id = ${sessionId} AND seq > ${after}
     ORDER BY seq LIMIT ${limit}`;
   return rows.map(toRecord);
@@ -106,9 +117,10 @@ export async function traceContext(
   calls: number[],
   upTo: number,
 ): Promise<TraceRecord[]> {
+  const brain = tables(sql);
   const from = calls.length > 0 ? Math.min(...calls) : upTo + 1;
   const rows = await sql<Row[]>`
-    SELECT ${sql.unsafe(COLUMNS)} FROM records
+    SELECT ${sql.unsafe(COLUMNS)} FROM ${brain.records}
     WHERE session_id = ${sessionId}
       AND (seq = ANY(${sql.array(seqs)}::bigint[])
         OR (seq > ${from} AND seq <= ${upTo}
@@ -128,11 +140,12 @@ export async function observedCalls(
   sessionId: string,
   observations: number[],
 ): Promise<{ seq: number; call: number; activation: number }[]> {
+  const brain = tables(sql);
   if (observations.length === 0) return [];
   return sql<{ seq: number; call: number; activation: number }[]>`
     SELECT o.seq, t.seq AS call, (t.payload->>'activation')::bigint AS activation
-    FROM records o
-    JOIN records t ON t.session_id = o.session_id AND t.seq = (o.payload->>'call')::bigint
+    FROM ${brain.records} o
+    JOIN ${brain.records} t ON t.session_id = o.session_id AND t.seq = (o.payload->>'call')::bigint
       AND t.kind = 'tool_call_started'
     WHERE o.session_id = ${sessionId} AND o.seq = ANY(${sql.array(observations)}::bigint[])`;
 }
@@ -143,10 +156,11 @@ export async function observedCalls(
  * and the parent its children name, would never be exported.
  */
 export async function openStarts(sql: Sql, sessionId: string, upTo: number): Promise<TraceRecord[]> {
+  const brain = tables(sql);
   const rows = await sql<Row[]>`
     SELECT s.seq, s.kind, s.payload, (extract(epoch FROM s.created_at) * 1000000)::bigint AS at_micros
-    FROM records s
-    LEFT JOIN records e
+    FROM ${brain.records} s
+    LEFT JOIN ${brain.records} e
       ON e.session_id = s.session_id AND e.seq > s.seq
      AND e.kind = CASE s.kind WHEN 'activation_started' THEN 'activation_ended'
                               WHEN 'model_call_started' THEN 'model_call_ended' ELSE 'tool_call_ended' END
@@ -160,13 +174,14 @@ export async function openStarts(sql: Sql, sessionId: string, upTo: number): Pro
 
 /** Moves cursors forward (never back: a slow former exporter cannot rewind one). */
 export async function advanceTraceCursors(sql: Sql, cursors: { sessionId: string; seq: number }[]): Promise<void> {
+  const brain = tables(sql);
   if (cursors.length === 0) return;
   await sql`
-    INSERT INTO trace_cursors (session_id, exported_seq)
+    INSERT INTO ${brain.trace_cursors} (session_id, exported_seq)
     SELECT k.session_id, k.seq
     FROM unnest(${sql.array(cursors.map((c) => c.sessionId))}::uuid[], ${sql.array(cursors.map((c) => c.seq))}::bigint[])
          AS k(session_id, seq)
-    JOIN sessions s ON s.id = k.session_id
+    JOIN ${brain.sessions} s ON s.id = k.session_id
     ON CONFLICT (session_id) DO UPDATE
       SET exported_seq = GREATEST(trace_cursors.exported_seq, EXCLUDED.exported_seq), exported_at = now()`;
 }

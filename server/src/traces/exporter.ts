@@ -49,6 +49,7 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
   let ticks = 0;
   let failures = 0;
   let waitTicks = 0;
+  let warned = false;
   rt.bus.onAnySession((id) => {
     if (!stopped) dirty.add(id);
   });
@@ -59,7 +60,15 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
   const round = async () => {
     if (!lease.holding) {
       dirty.clear(); // whoever exports reads these; on taking the lease, a full scan finds them all
-      if (!(await lease.take())) return;
+      if (!(await lease.take())) {
+        if (lease.unheldable && !warned) {
+          warned = true;
+          rt.log.warn(
+            "trace export needs BRAIN_DIRECT_URL behind a transaction-mode pooler (its lease is a session lock): not exporting",
+          );
+        }
+        return;
+      }
       rt.log.info({ serverId: rt.serverId }, "exporting traces: this server took the trace export lease");
       fullScan = true;
     }

@@ -264,7 +264,7 @@ describe("server process", () => {
     // The trace level logs every request: the check would be empty otherwise.
     expect(output).toMatch(/incoming request/);
     for (const secret of [server.token, host.token, key]) expect(output).not.toContain(secret);
-    const sql = connect(db.url, { schema: "brain", max: 1 });
+    const sql = connect(db.url, { schema: "brain", searchPath: true, max: 1 });
     try {
       const dump = await dumpSchemas(sql, ["brain", "brain_boss"]);
       for (const secret of [server.token, host.token, key]) expect(dump).not.toContain(secret);
@@ -293,7 +293,7 @@ describe("server process", () => {
 
 /** Waits until the session has a tool_call_started record. */
 async function toolCallStarted(db: TestDatabase, sessionId: string): Promise<void> {
-  const sql = connect(db.url, { schema: "brain", max: 1 });
+  const sql = connect(db.url, { schema: "brain", searchPath: true, max: 1 });
   try {
     await vi.waitFor(
       async () => {
