@@ -5,14 +5,15 @@ import { CliError } from "../errors.js";
 
 /**
  * `brain sql [-- psql args]`: psql on the configured (or embedded) database, with Brain's schema
- * first on the search_path, so `SELECT * FROM journal` works as documented.
+ * first on the search_path, so `SELECT * FROM journal` works as documented. On BRAIN_DIRECT_URL
+ * when set: a pooler in transaction mode refuses the search_path and keeps no session.
  */
 export async function sqlCommand(args: string[], env: CliEnv): Promise<number> {
   const psqlArgs = args[0] === "--" ? args.slice(1) : args;
   const db = await databaseUrl(env);
   try {
     return await new Promise<number>((resolve, reject) => {
-      const child = spawn("psql", [db.url, ...psqlArgs], {
+      const child = spawn("psql", [env.directUrl ?? db.url, ...psqlArgs], {
         stdio: "inherit",
         env: { ...process.env, PGOPTIONS: `${process.env.PGOPTIONS ?? ""} -c search_path=${env.schema},public`.trim() },
       });

@@ -105,4 +105,14 @@ describe("behind PgBouncer in transaction mode", () => {
     expect(await listenCheck({})).toMatchObject({ status: "warn", detail: expect.stringMatching(/BRAIN_DIRECT_URL/) });
     expect(await listenCheck({ BRAIN_DIRECT_URL: db.directUrl })).toMatchObject({ status: "ok" });
   }, 120_000);
+
+  it("brain sql opens psql on the direct URL, with Brain's schema on the search_path", async () => {
+    const run = await brainCli(["sql", "--", "-At", "-c", "SELECT count(*) FROM journal"], {
+      DATABASE_URL: bouncer.through(db.directUrl),
+      BRAIN_DIRECT_URL: db.directUrl,
+      BRAIN_DATA_DIR: emptyDataDir(),
+    });
+    expect(run.code).toBe(0);
+    expect(run.output.trim()).toMatch(/^\d+$/);
+  }, 60_000);
 });
