@@ -27,7 +27,8 @@ import { type Edit, PIPELINE_CONNECTION_EDITS, PIPELINE_POOL_EDITS, PIPELINE_QUE
  *   only at default_transaction_read_only, which a standby of Postgres 14+ reports off);
  * - TLS to an IP address checks the certificate against that address, not "localhost";
  * - a transaction or a reservation shows its pool's `options`, as the pool does;
- * - an unprepared query is not described first (PgBouncer 1.18 in transaction mode loses it).
+ * - an unprepared query is not described first (PgBouncer 1.18 in transaction mode loses it), and
+ *   an array parameter whose type has no serializer (yet) is bound as an array literal;
  * And one addition, not a fix: pipelines, a batch of queries as one implicit transaction that
  * Postgres answers once (pipeline-edits.ts).
  * Each edit names the exact text it replaces: the build fails on a driver without it, and
@@ -42,6 +43,21 @@ const CONNECTION_EDITS: readonly Edit[] = [
     find: `    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared)
 `,
     replace: `    q.describeFirst = q.onlyDescribe || (parameters.length && !q.prepared && q.prepare)
+`,
+  },
+  {
+    // An array parameter is bound as an array literal when its type is unknown, text or has no
+    // serializer: an unprepared query's types are what the driver inferred, and the array types'
+    // serializers come only after the first connection fetched them (before, `sql.array([1, 2])` went as "1,2" and an empty one as "").
+    find: `      parameters[i] = x = type in options.serializers
+        ? options.serializers[type](x)
+        : '' + x
+`,
+    replace: `      parameters[i] = x = Array.isArray(x) && (type === 0 || type === 25 || !(type in options.serializers))
+        ? arraySerializer(x, null, options, type)
+        : type in options.serializers
+        ? options.serializers[type](x)
+        : '' + x
 `,
   },
   {
