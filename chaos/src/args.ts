@@ -21,13 +21,20 @@ export interface ChaosOptions {
   faults: FaultKind[];
   /** Keep the run directory (logs, host records) even when every check passes. */
   keep: boolean;
+  /**
+   * Servers and the worker reach Postgres through PgBouncer in transaction mode: with
+   * BRAIN_DIRECT_URL for LISTEN and the writer ("direct"), or without it, polling ("polling").
+   */
+  pooler: "direct" | "polling" | null;
 }
 
-const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--keep]
+const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--pooler M] [--keep]
   --quick      a short run for CI (60 s of faults)
   --seconds N  seconds of load with faults (default 180)
   --seed N     reproduces the scripts and the fault schedule (default: random, printed)
   --faults     subset of ${FAULT_KINDS.join(",")} (default: all)
+  --pooler M   through PgBouncer (transaction mode), with a direct URL for LISTEN (direct) or
+               without one, polling (polling)
   --keep       keep the run directory (server, worker and host logs) even on success`;
 
 export function parseOptions(argv: string[]): ChaosOptions {
@@ -39,6 +46,7 @@ export function parseOptions(argv: string[]): ChaosOptions {
       seed: { type: "string" },
       faults: { type: "string" },
       keep: { type: "boolean", default: false },
+      pooler: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -56,6 +64,9 @@ export function parseOptions(argv: string[]): ChaosOptions {
   for (const f of faults) {
     if (!FAULT_KINDS.includes(f)) throw new Error(`unknown fault ${JSON.stringify(f)}\n${USAGE}`);
   }
+  const pooler = values.pooler ?? null;
+  if (pooler !== null && pooler !== "direct" && pooler !== "polling")
+    throw new Error(`--pooler takes direct or polling\n${USAGE}`);
   return {
     seed: number("seed", values.seed, Math.floor(Math.random() * 2 ** 31)),
     seconds: number("seconds", values.seconds, values.quick ? 60 : 180),
@@ -63,5 +74,6 @@ export function parseOptions(argv: string[]): ChaosOptions {
     faultGapMs: values.quick ? [2_000, 4_000] : [2_000, 6_000],
     faults,
     keep: values.keep,
+    pooler,
   };
 }

@@ -50,6 +50,8 @@ export async function startPgBouncer(upstreamUrl: string): Promise<PgBouncer> {
       "max_db_connections = 80",
       // What postgres.js sends at start beside application_name; search_path is not ignored.
       "ignore_startup_parameters = extra_float_digits",
+      // After Postgres restarts, logins fail for this long (15 s by default) before another try.
+      "server_login_retry = 1",
       `logfile = ${join(dir, "pgbouncer.log")}`,
       `pidfile = ${join(dir, "pgbouncer.pid")}`,
       "",

@@ -65,7 +65,8 @@ export function printReport(r: Report): boolean {
       .map(([k, n]) => `${k} ${n}`)
       .join(", ") || "none";
   out();
-  out(`== chaos summary: seed ${r.options.seed}, ${r.options.seconds} s of faults, ${r.seconds} s in all ==`);
+  const through = r.options.pooler ? `, through PgBouncer (${r.options.pooler})` : "";
+  out(`== chaos summary: seed ${r.options.seed}, ${r.options.seconds} s of faults${through}, ${r.seconds} s in all ==`);
   out(`faults: ${counts(r.faults.map((f) => f.kind))}`);
   for (const f of r.faults.filter((f) => f.error)) out(`  fault at ${f.at} s (${f.kind}) failed: ${f.error}`);
   out(`sessions ${r.stats.sessions}, journal records ${r.stats.records}`);

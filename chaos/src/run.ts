@@ -10,6 +10,7 @@ import { startCluster } from "./cluster.js";
 import { Faults } from "./faults.js";
 import { DEADLINE_SLACK_SECONDS, loadRunRecords, runChecks } from "./invariants.js";
 import { Load } from "./load.js";
+import { startPgBouncer } from "./pgbouncer.js";
 import type { UnexpectedExit } from "./processes.js";
 import { gatherRecords } from "./records.js";
 import { type Liveness, printReport, runStats } from "./report.js";
@@ -36,6 +37,8 @@ say(`seed ${options.seed}; ${options.seconds} s of faults (${options.faults.join
 const rng = new Rng(options.seed);
 const runDir = mkdtempSync(join(tmpdir(), "brain-chaos-"));
 const cluster = await startCluster(runDir);
+// PgBouncer stays up while the cluster restarts under it, as a managed pooler does.
+const pooler = options.pooler ? await startPgBouncer(cluster.url) : null;
 const target = await startTarget();
 const exits: UnexpectedExit[] = [];
 const scripts = [0, 1].map((h) =>
@@ -43,7 +46,8 @@ const scripts = [0, 1].map((h) =>
 );
 const stack = await startStack({
   runDir,
-  databaseUrl: cluster.url,
+  databaseUrl: pooler ? pooler.through(cluster.url) : cluster.url,
+  ...(options.pooler === "direct" ? { directUrl: cluster.url } : {}),
   targetUrl: target.url,
   scripts,
   onUnexpectedExit: (exit) => {
@@ -52,6 +56,7 @@ const stack = await startStack({
   },
 });
 say(`2 servers, 1 worker, 2 hosts, ${stack.sessions.length} sessions; run directory ${runDir}`);
+if (pooler) say(`through PgBouncer (transaction mode) on ${pooler.port}, ${options.pooler}`);
 say(`servers: ${stack.serverUrls.map((url, i) => `${stack.servers[i]!.name} ${url}`).join(", ")}`);
 
 const supervisor = new Supervisor(stack.all());
@@ -112,6 +117,7 @@ await sql.end({ timeout: 1 });
 
 for (const p of [...stack.hosts, ...stack.workers, ...stack.servers]) await p.stop();
 await target.close();
+await pooler?.stop();
 await cluster.stop();
 
 const ok = printReport({

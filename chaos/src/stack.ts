@@ -26,6 +26,8 @@ export interface Stack {
 export async function startStack(options: {
   runDir: string;
   databaseUrl: string;
+  /** BRAIN_DIRECT_URL, when `databaseUrl` goes through a pooler and LISTEN should not. */
+  directUrl?: string;
   targetUrl: string;
   scripts: ScriptStep[][][];
   onUnexpectedExit: (exit: UnexpectedExit) => void;
@@ -40,6 +42,7 @@ export async function startStack(options: {
     BRAIN_SECRET_KEY: secretKey,
     BRAIN_LOG_LEVEL: "warn",
     BRAIN_EGRESS_ALLOW: "127.0.0.0/8",
+    ...(options.directUrl ? { BRAIN_DIRECT_URL: options.directUrl } : {}),
   };
   const managed = (name: string, script: string, env: Record<string, string>, ready: RegExp) =>
     new Managed(

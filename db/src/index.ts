@@ -225,6 +225,7 @@ export {
 } from "./ops/schema-version.js";
 export { environmentSecret, MODEL_SECRET, mcpSecret, readModel, readSecret, secretAad } from "./ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "./ops/servers.js";
+export { type SessionEnd, sessionSeqs } from "./ops/session-seqs.js";
 export {
   createSession,
   deleteSession,

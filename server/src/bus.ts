@@ -4,7 +4,7 @@ import { KeyedListeners } from "./keyed-listeners.js";
 /** `records`: what this process wrote to the session in that commit, when it knows it all. */
 type SessionHook = (sessionId: string, bits: number, records: WrittenRecord[] | undefined) => void;
 
-const EVERY_TOUCH = Object.values(Touch).reduce((all, bit) => all | bit, 0);
+export const EVERY_TOUCH = Object.values(Touch).reduce((all, bit) => all | bit, 0);
 
 /**
  * Delivers committed keys inside this process: from our own journal writer directly, and from
@@ -38,6 +38,16 @@ export class CommitBus {
   rescan(): void {
     for (const id of this.sessions.keys()) this.sessions.emit(id, EVERY_TOUCH);
     for (const hook of this.rescanHooks) hook();
+  }
+
+  /** Tells only the waiters on a session (event streams, turns, call signals) that it moved. */
+  touch(sessionId: string, bits: number): void {
+    this.sessions.emit(sessionId, bits);
+  }
+
+  /** The sessions someone in this process waits on (event streams, turns, call signals). */
+  watched(): string[] {
+    return this.sessions.keys();
   }
 
   onSession(sessionId: string, fn: (bits: number) => void): () => void {

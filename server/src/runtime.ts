@@ -26,6 +26,7 @@ import {
 } from "@aexhq/brain-db";
 import type { FastifyBaseLogger } from "fastify";
 import { CommitBus } from "./bus.js";
+import { CommitPoller } from "./commit-poller.js";
 import type { Config } from "./config.js";
 import type { HostConnection } from "./hosts/connection.js";
 import { Dispatcher } from "./hosts/dispatch.js";
@@ -268,11 +269,18 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   const poll = (why: string) => {
     log.warn(
       { pollMs: POLL_MS },
-      `LISTEN/NOTIFY does not deliver here (${why}): wake-ups fall back to polling, each session and host looked at again every second`,
+      `LISTEN/NOTIFY does not deliver here (${why}): wake-ups fall back to polling, the journals this server serves looked at every second`,
     );
-    // As after a LISTEN's return: sessions, hosts and the commit feed's subscribers look again.
+    const polled = new CommitPoller(sql, bus, {
+      actors: () => rt.actors.ids(),
+      resident: (id) => rt.actors.get(id) !== undefined,
+      hosts: () => rt.hosts.hostIds(),
+      served: () => rt.hosts.served(),
+      resumeParked: () => rt.actors.resumeAhead(),
+    });
+    // The commit feed's subscribers (brain start's worker) look again, as after a LISTEN's return.
     poller = setInterval(() => {
-      bus.rescan();
+      void polled.tick().catch((err) => availability.observe(err) || log.warn({ err }, "polling failed"));
       commits.reconnected();
     }, POLL_MS);
     poller.unref();

@@ -33,6 +33,7 @@ beforeAll(async () => {
   const db: TestDatabase = {
     url: pg.url,
     directUrl: pg.url,
+    serverDirectUrl: undefined,
     name: "postgres",
     schema: "brain",
     sql,

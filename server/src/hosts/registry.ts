@@ -54,6 +54,16 @@ export class HostRegistry<C extends HostLink = HostLink> {
     return legacy ? [...naming, legacy] : naming;
   }
 
+  /** The sessions connections here said they serve, with their host. */
+  *served(): IterableIterator<readonly [sessionId: string, hostId: string]> {
+    for (const c of this.byConnection.values()) for (const id of c.servedSessions() ?? []) yield [id, c.hostId];
+  }
+
+  /** The hosts with a connection here. */
+  hostIds(): IterableIterator<string> {
+    return this.byHost.keys();
+  }
+
   ofHost(hostId: string): C[] {
     return this.byHost.get(hostId) ?? [];
   }

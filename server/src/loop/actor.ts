@@ -163,6 +163,8 @@ export class SessionActor {
   }
 
   private async drive(first?: () => Promise<boolean>): Promise<void> {
+    const seqBefore = this.state.lastSeq;
+    let busy = first !== undefined;
     try {
       // A step that wrote something may have left more to do (queued messages, a backlog).
       let progressed = first ? await first() : false;
@@ -174,9 +176,11 @@ export class SessionActor {
         this.dirty = false;
         if (woken) await this.journal.catchUp();
         progressed = await this.step();
+        busy ||= progressed;
         this.deadlines.sync(this.state);
       }
     } catch (error) {
+      busy = true;
       if (error instanceof JournalBehind) {
         this.rt.log.error({ err: error, sessionId: this.session.id }, "the database lost the end of this journal");
         return this.stop("behind");
@@ -188,7 +192,8 @@ export class SessionActor {
       }
     } finally {
       this.running = false;
-      this.lastBusy = Date.now();
+      // A look that found nothing new (a rescan's: every second when polling) is not activity.
+      if (busy || this.state.lastSeq !== seqBefore) this.lastBusy = Date.now();
     }
   }
 

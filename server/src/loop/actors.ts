@@ -211,6 +211,11 @@ export class ActorRegistry {
     });
   }
 
+  /** The sessions whose actor runs here. */
+  ids(): string[] {
+    return [...this.actors.keys()];
+  }
+
   /**
    * Parks every actor idle for BRAIN_SESSION_IDLE_MS (run each heartbeat tick). Synchronous: a
    * commit for the session is handled either before (the actor is busy, not parked) or after (it
@@ -254,7 +259,7 @@ export class ActorRegistry {
   }
 
   /** Resumes the parked sessions whose journal went past what their actor knew; forgets those no longer ours. */
-  private async resumeAhead(): Promise<void> {
+  async resumeAhead(): Promise<void> {
     const entries = [...this.parked];
     for (let i = 0; i < entries.length; i += PARKED_PAGE) {
       const page = entries.slice(i, i + PARKED_PAGE);

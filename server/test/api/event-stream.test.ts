@@ -187,7 +187,8 @@ describe("event stream: follow", () => {
     }
     await request(brain, "DELETE", `/v1/sessions/${session.id}`);
     await within(Promise.all(readers.map((r) => r.done)), "the streams to end");
-  });
+    // Polling (the pooler leg without a direct URL), each round waits up to a poll or two.
+  }, 180_000);
 
   it("resumes from the last seen sequence after a disconnect, without gaps or duplicates", async () => {
     const session = await createSession(brain);
