@@ -3,7 +3,8 @@ import type { Sql } from "postgres";
 /**
  * Errors that say the database, or our connection to it, is unavailable, as opposed to a statement
  * that was wrong: postgres.js connection codes, socket errors, SQLSTATE class 08 (connection
- * exception), and the shutdown / start-up / overload answers of a restarting server.
+ * exception), the shutdown / start-up / overload answers of a restarting server, and a write
+ * refused as read-only (a primary demoted under the connection, which the driver then replaces).
  */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -16,6 +17,7 @@ export function isConnectionError(error: unknown): boolean {
     code === "57P02" || // crash_shutdown
     code === "57P03" || // cannot_connect_now: starting up or shutting down
     code === "53300" || // too_many_connections
+    code === "25006" || // read_only_sql_transaction: this connection's server is no longer the primary
     SOCKET_ERRORS.has(code)
   );
 }

@@ -26,6 +26,7 @@ import { type Edit, PIPELINE_CONNECTION_EDITS, PIPELINE_POOL_EDITS, PIPELINE_QUE
  * - `target_session_attrs=read-write` refuses a hot standby, as libpq does (the driver looked
  *   only at default_transaction_read_only, which a standby of Postgres 14+ reports off);
  * - TLS to an IP address checks the certificate against that address, not "localhost";
+ * - a connection answered 25006 (read-only: a demoted primary) ends once its query is answered;
  * - a transaction or a reservation shows its pool's `options`, as the pool does;
  * - an unprepared query is not described first (PgBouncer 1.18 in transaction mode loses it), and
  *   an array parameter whose type has no serializer (yet) is bound as an array literal;
@@ -58,6 +59,19 @@ const CONNECTION_EDITS: readonly Edit[] = [
         : type in options.serializers
         ? options.serializers[type](x)
         : '' + x
+`,
+  },
+  {
+    // A server that refuses writes as read-only (25006: a primary demoted under this connection,
+    // or a standby after a fail-over) will go on refusing them: the connection leaves the pool
+    // before its query's error is delivered and ends once it is idle (a transaction's ROLLBACK
+    // done); the pool opens the next one where target_session_attrs says.
+    find: `    query = results = errorResponse = null
+    result = new Result()
+`,
+    replace: `    errorResponse && errorResponse.code === '25006' && !ending && end()
+    query = results = errorResponse = null
+    result = new Result()
 `,
   },
   {
