@@ -5,7 +5,6 @@ import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   CommitFanout,
   type CommitFeed,
-  type CommitListener,
   channelFor,
   DatabaseAvailability,
   endCalls,
@@ -13,8 +12,6 @@ import {
   heartbeat,
   InvocationSigner,
   JournalWriter,
-  lanesHoldSessions,
-  listenForCommits,
   migrateRights,
   PendingRepairs,
   registerServer,
@@ -22,11 +19,9 @@ import {
   type Sql,
   startBoss,
   stopServer,
-  Touch,
 } from "@aexhq/brain-db";
 import type { FastifyBaseLogger } from "fastify";
 import { CommitBus } from "./bus.js";
-import { CommitPoller } from "./commit-poller.js";
 import type { Config } from "./config.js";
 import type { HostConnection } from "./hosts/connection.js";
 import { Dispatcher } from "./hosts/dispatch.js";
@@ -44,6 +39,7 @@ import { startRetention } from "./retention.js";
 import { closeRevoked } from "./revocation.js";
 import type { Services } from "./services.js";
 import { startTraceExporter } from "./traces/exporter.js";
+import { startWakeups, type Wakeups } from "./wakeups.js";
 
 /**
  * Everything a Brain server process runs besides HTTP, as routes and app.ts see it: the services
@@ -82,17 +78,13 @@ export interface RunningRuntime extends Runtime {
 
 const HEARTBEAT_MS = 1000;
 /** Without LISTEN/NOTIFY, how often every session and host is looked at again. */
-export const POLL_MS = 1000;
-/** How long the NOTIFY sent at start may take to reach this server's LISTEN. */
-const PROBE_MS = 3000;
 /** No heartbeat committed for this long: the writer cannot commit, and the server is not ready. */
 export const COMMIT_STALL_MS = 10_000;
 
 export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLogger): Promise<RunningRuntime> {
   const serverId = randomUUID();
-  let listener: CommitListener | undefined;
-  // Set when LISTEN/NOTIFY does not deliver: wake-ups come from a rescan every POLL_MS instead.
-  let poller: NodeJS.Timeout | undefined;
+  // LISTEN, or polling where it cannot deliver; in place before the first request.
+  let wakeups: Wakeups | undefined;
   const closing = new AbortController();
   // Every request waiting on a journal and every running Environment call listens for the
   // shutdown: hundreds at once are normal, and Node's leak warning past ten would be a false alarm.
@@ -116,7 +108,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
             for (const c of hostsRef?.all() ?? [])
               yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
           },
-          polling: () => poller !== undefined,
+          polling: () => wakeups?.polling === true,
         });
   const metrics: Metrics = prometheus ?? noMetrics;
   const availability = new DatabaseAvailability(sql, {
@@ -239,72 +231,14 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
     prometheus,
     readiness: () => ({
       database: availability.available,
-      listening: poller !== undefined || listener?.listening === true,
+      listening: wakeups?.listening === true,
       committing: performance.now() - lastCommit < COMMIT_STALL_MS,
     }),
     commits,
   };
 
   await registerServer(sql, serverId);
-  bus.onAnySession((id, bits, records) => {
-    rt.actors.onCommit(id, bits, records);
-    // A call that ended stops its model requests (a no-op without requests in flight).
-    if (bits & (Touch.observation | Touch.ended)) {
-      void rt.toolModels.stopEnded([id]).catch((err) => log.warn({ err }, "checking model requests failed"));
-    }
-  });
-  bus.onHost((hostId) => {
-    for (const conn of rt.hosts.claimants(hostId)) {
-      void rt.dispatch.claimFor(conn).catch((err) => log.error({ err }, "claiming calls failed"));
-    }
-    for (const c of rt.hosts.ofHost(hostId)) void c.reconcile().catch((err) => log.warn({ err }, "reconcile failed"));
-  });
-  bus.onRelease((sessionId, hostId) => {
-    for (const c of rt.hosts.ofHost(hostId)) c.release(sessionId);
-  });
-  bus.onRescan(() => {
-    rt.actors.kickAll();
-    for (const conn of rt.hosts.all()) void rt.dispatch.claimFor(conn).catch(() => {});
-  });
-  const poll = (why: string) => {
-    log.warn(
-      { pollMs: POLL_MS },
-      `LISTEN/NOTIFY does not deliver here (${why}): wake-ups fall back to polling, the journals this server serves looked at every second`,
-    );
-    const polled = new CommitPoller(sql, bus, {
-      actors: () => rt.actors.ids(),
-      resident: (id) => rt.actors.get(id) !== undefined,
-      hosts: () => rt.hosts.hostIds(),
-      served: () => rt.hosts.served(),
-      resumeParked: () => rt.actors.resumeAhead(),
-    });
-    // The commit feed's subscribers (brain start's worker) look again, as after a LISTEN's return.
-    poller = setInterval(() => {
-      void polled.tick().catch((err) => availability.observe(err) || log.warn({ err }, "polling failed"));
-      commits.reconnected();
-    }, POLL_MS);
-    poller.unref();
-  };
-  // Through a transaction-mode pooler without a direct URL, a LISTEN would stay on whichever
-  // backend ran it, and the pooler would hand its notifications to other clients: none is made.
-  if (!lanesHoldSessions(sql)) poll("DATABASE_URL goes through a transaction-mode pooler; BRAIN_DIRECT_URL is not set");
-  else {
-    listener = await listenForCommits(
-      sql,
-      channel,
-      serverId,
-      (keys, origin) => {
-        metrics.notified();
-        bus.deliver(keys);
-        commits.publish(keys, origin);
-      },
-      () => {
-        bus.rescan();
-        commits.reconnected();
-      },
-    );
-    if (!(await listener.probe(PROBE_MS))) poll("is DATABASE_URL a transaction-mode pooler?");
-  }
+  wakeups = await startWakeups({ ...rt, commits });
 
   // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the
   // stale window (it resumes orphaned sessions for up to 2 s, and waits for any claim held up on a
@@ -378,7 +312,6 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
     },
     async stop() {
       clearInterval(timer);
-      clearInterval(poller);
       stopRetention();
       await bounded(traces?.stop() ?? Promise.resolve(), 3000);
       await bounded(rt.actors.markIdleOnShutdown(), 2000);
@@ -394,7 +327,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
       await writer.close();
       // A shutdown must end: each remaining step gets a bounded wait.
       await bounded(boss.stop({ graceful: false, timeout: 2000 }), 3000);
-      await bounded(listener?.unlisten() ?? Promise.resolve(), 2000);
+      await bounded(wakeups?.stop() ?? Promise.resolve(), 2000);
       availability.close();
       await bounded(stopServer(sql, serverId), 2000);
       await egress.close();
