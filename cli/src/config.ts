@@ -11,6 +11,8 @@ export interface CliEnv {
   databasePasswordFile: string | undefined;
   /** BRAIN_DIRECT_URL: a direct connection beside a pooled DATABASE_URL. */
   directUrl: string | undefined;
+  /** BRAIN_READ_URL: a replica for the listings (`calls ls`), and `doctor`'s lag check. */
+  readUrl: string | undefined;
   schema: string;
   dataDir: string;
   /** The HTTP API, for commands that go through a server. */
@@ -34,6 +36,7 @@ export function cliEnv(env: Record<string, string | undefined>): CliEnv {
     databaseUrl: env.DATABASE_URL || undefined,
     databasePasswordFile: env.BRAIN_DATABASE_PASSWORD_FILE || undefined,
     directUrl: (env.DATABASE_URL && env.BRAIN_DIRECT_URL) || undefined,
+    readUrl: (env.DATABASE_URL && env.BRAIN_READ_URL) || undefined,
     schema,
     dataDir,
     url: (env.BRAIN_URL || `http://127.0.0.1:${env.BRAIN_PORT || "3210"}`).replace(/\/+$/, ""),

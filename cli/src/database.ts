@@ -1,5 +1,12 @@
 import { join } from "node:path";
-import { connectToRole, runningEmbeddedUrl, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import {
+  connect,
+  connectToRole,
+  isConnectionError,
+  runningEmbeddedUrl,
+  type Sql,
+  startEmbeddedPostgres,
+} from "@aexhq/brain-db";
 import type { CliEnv } from "./config.js";
 import { CliError } from "./errors.js";
 
@@ -40,5 +47,23 @@ export async function withDatabase<T>(env: CliEnv, work: (sql: Sql, url: string)
   } finally {
     await sql.end({ timeout: 2 });
     await db.stop();
+  }
+}
+
+/**
+ * Runs `work` on BRAIN_READ_URL's replica (what it shows may lag), or as withDatabase does
+ * without one.
+ */
+export async function withReadDatabase<T>(env: CliEnv, work: (sql: Sql) => Promise<T>): Promise<T> {
+  if (!env.readUrl) return withDatabase(env, work);
+  const sql = connect(env.readUrl, { schema: env.schema, max: 2, applicationName: "brain-cli", readOnly: true });
+  try {
+    return await work(sql);
+  } catch (error) {
+    if (isConnectionError(error))
+      throw new CliError(`read replica unreachable: ${error instanceof Error ? error.message : String(error)}`);
+    throw error;
+  } finally {
+    await sql.end({ timeout: 2 });
   }
 }

@@ -34,6 +34,16 @@ export function socketOf(url: string): { url: string; path?: string } {
 const SESSION_ATTRS = new Set(["any", "read-write", "read-only", "primary", "standby", "prefer-standby"]);
 
 /**
+ * `url` without `target_session_attrs=any`: libpq's default, which the driver does not know (it
+ * refused to connect); without the parameter it takes any server, as `any` asks.
+ */
+export function withoutAnyServer(url: string): string {
+  return url.replace(/([?&])target_session_attrs=any(&|$)/, (_, before: string, after: string) =>
+    after ? before : "",
+  );
+}
+
+/**
  * Why `url` is not a Postgres URL Brain can use, or null. Several hosts are allowed, as libpq and
  * the driver take them for fail-over (`postgres://u@h1:5432,h2:5432/db?target_session_attrs=
  * read-write`), which the WHATWG URL parser refuses; a Unix socket is `?host=/dir`.

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type Postgres from "postgres";
 import type { Sql } from "postgres";
-import { reconnectDelaySeconds, socketOf, type TlsChoice, tlsOf } from "./connect-url.js";
+import { reconnectDelaySeconds, socketOf, type TlsChoice, tlsOf, withoutAnyServer } from "./connect-url.js";
 import { assertSchemaName } from "./schema-name.js";
 import { bindSchema } from "./tables.js";
 
@@ -47,6 +47,12 @@ export interface ConnectOptions {
    * what it sends is unprepared, and nothing relies on a backend staying the same.
    */
   pooled?: boolean;
+  /**
+   * A pool for reads only (BRAIN_READ_URL, a replica): its connections may land on a standby
+   * (no `target_session_attrs` unless the URL says one), and its statements go unprepared,
+   * as through a pooler, since nobody checked what is in front of it.
+   */
+  readOnly?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
@@ -149,17 +155,17 @@ function pooledUrl(url: string, options: ConnectOptions): boolean {
 
 function open(url: string, options: ConnectOptions, extra: Record<string, unknown>): Sql {
   const schema = assertSchemaName(options.schema);
-  const tls = tlsOf(url, (path) => readFileSync(path, "utf8"));
+  const tls = tlsOf(withoutAnyServer(url), (path) => readFileSync(path, "utf8"));
   const socket = socketOf(tls.url);
   const pool = postgres(socket.url, {
     ...(tls.ssl === undefined ? {} : { ssl: driverSsl(tls.ssl) }),
     ...(socket.path ? { path: socket.path } : {}),
     // Every new connection must land on a writable primary (after a fail-over, a multi-host URL's
-    // next host), unless the URL asks otherwise.
-    ...(/[?&]target_session_attrs=/.test(url) ? {} : { target_session_attrs: "read-write" }),
+    // next host), unless the URL asks otherwise or the pool only reads.
+    ...(/[?&]target_session_attrs=/.test(url) || options.readOnly ? {} : { target_session_attrs: "read-write" }),
     ...(options.passwordFile ? { pass: passwordReader(options.passwordFile) } : {}),
     max: options.max ?? 10,
-    ...(pooledUrl(url, options) ? POOLED : {}),
+    ...(pooledUrl(url, options) || options.readOnly ? POOLED : {}),
     ...(options.idleTimeoutSeconds ? { idle_timeout: options.idleTimeoutSeconds } : {}),
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? DEFAULT_CONNECT_TIMEOUT_S,

@@ -45,6 +45,11 @@ export const SharedEnvSchema = z.object({
    * the prune and trace-export leases) use it; DATABASE_URL's statements are then sent unprepared.
    */
   BRAIN_DIRECT_URL: DatabaseUrlSchema.optional(),
+  /**
+   * A replica of the same database, for reads that may lag: the console, the CLI's listings and
+   * the backlog of event streams (their live tail is read from the primary). Never written.
+   */
+  BRAIN_READ_URL: DatabaseUrlSchema.optional(),
   NODE_ENV: z.string().optional(),
   BRAIN_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /**

@@ -202,6 +202,7 @@ export {
   turnState,
 } from "./ops/records.js";
 export { type RefusedEmission, refuseEmission, refuseEmissionIn } from "./ops/refuse-emission.js";
+export { type ReplicaLag, replicaLag } from "./ops/replica-lag.js";
 export { type Resealed, resealSecrets, secretsByKey } from "./ops/reseal.js";
 export {
   MCP_TASK_KIND,

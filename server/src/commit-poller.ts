@@ -24,8 +24,8 @@ export interface PolledSources {
  * one statement for all of them, and delivers a commit for each one that moved since the last
  * tick (or that it had not seen yet), as a NOTIFY would have; every connected host looks for
  * calls to claim or cancel, a host is told of a session it serves that ended, and parked sessions
- * that moved are resumed. A session
- * nothing moved in is not touched: its Agentloop stays idle and parks as it would.
+ * that moved are resumed. A session nothing moved in is not touched: its Agentloop stays idle and
+ * parks as it would.
  */
 export class CommitPoller {
   private readonly seen = new Map<string, number>();

@@ -78,6 +78,8 @@ export interface Config {
   databasePasswordFile?: string;
   /** BRAIN_DIRECT_URL: a direct connection beside a pooled DATABASE_URL. */
   directUrl?: string;
+  /** BRAIN_READ_URL: a replica for reads that may lag (the console, event streams' backlog). */
+  readUrl?: string;
   schema: string;
   host: string;
   port: number;
@@ -118,10 +120,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new Error(
       "invalid configuration: BRAIN_DIRECT_URL is set without DATABASE_URL (it goes beside a pooled one)",
     );
+  if (c.BRAIN_READ_URL && !c.DATABASE_URL)
+    throw new Error("invalid configuration: BRAIN_READ_URL is set without DATABASE_URL (it names a replica of it)");
   return {
     databaseUrl: c.DATABASE_URL,
     ...(c.BRAIN_DATABASE_PASSWORD_FILE ? { databasePasswordFile: c.BRAIN_DATABASE_PASSWORD_FILE } : {}),
     ...(c.BRAIN_DIRECT_URL ? { directUrl: c.BRAIN_DIRECT_URL } : {}),
+    ...(c.BRAIN_READ_URL ? { readUrl: c.BRAIN_READ_URL } : {}),
     schema: c.BRAIN_SCHEMA,
     host: c.BRAIN_HOST,
     port: c.BRAIN_PORT,

@@ -6,6 +6,7 @@ import {
   CommitFanout,
   type CommitFeed,
   channelFor,
+  connect,
   DatabaseAvailability,
   endCalls,
   endOverdueCalls,
@@ -35,6 +36,7 @@ import { type Metrics, noMetrics } from "./metrics/sink.js";
 import { OwnedStreams } from "./owned-streams.js";
 import { Quotas } from "./quotas.js";
 import { sweep } from "./recovery.js";
+import { ReplicaLagSampler } from "./replica-lag.js";
 import { startRetention } from "./retention.js";
 import { closeRevoked } from "./revocation.js";
 import type { Services } from "./services.js";
@@ -77,7 +79,6 @@ export interface RunningRuntime extends Runtime {
 }
 
 const HEARTBEAT_MS = 1000;
-/** Without LISTEN/NOTIFY, how often every session and host is looked at again. */
 /** No heartbeat committed for this long: the writer cannot commit, and the server is not ready. */
 export const COMMIT_STALL_MS = 10_000;
 
@@ -95,21 +96,30 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   // Gauges read the actors and host sockets when scraped; both exist by the first scrape.
   let actorsRef: ActorRegistry | undefined;
   let hostsRef: HostRegistry<HostConnection> | undefined;
+  // Reads that may lag go to BRAIN_READ_URL's replica; its lag is sampled each heartbeat.
+  const readSql = config.readUrl
+    ? connect(config.readUrl, { schema: config.schema, max: 5, applicationName: "brain-read", readOnly: true })
+    : sql;
+  const lag = new ReplicaLagSampler(sql, readSql, log);
   const prometheus =
     config.metrics === "off"
       ? null
-      : new PrometheusMetrics({
-          *loops() {
-            for (const a of actorsRef?.all() ?? [])
-              yield { open: a.state.open.size, turn: a.state.activation !== null };
+      : new PrometheusMetrics(
+          {
+            *loops() {
+              for (const a of actorsRef?.all() ?? [])
+                yield { open: a.state.open.size, turn: a.state.activation !== null };
+            },
+            parked: () => actorsRef?.parkedCount ?? 0,
+            *connections() {
+              for (const c of hostsRef?.all() ?? [])
+                yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
+            },
+            polling: () => wakeups?.polling === true,
+            replicaLag: () => lag.current,
           },
-          parked: () => actorsRef?.parkedCount ?? 0,
-          *connections() {
-            for (const c of hostsRef?.all() ?? [])
-              yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
-          },
-          polling: () => wakeups?.polling === true,
-        });
+          { replica: readSql !== sql },
+        );
   const metrics: Metrics = prometheus ?? noMetrics;
   const availability = new DatabaseAvailability(sql, {
     onChange: (available) => {
@@ -200,6 +210,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
     serverId,
     config,
     sql,
+    readSql,
     writer,
     bus,
     hosts,
@@ -257,6 +268,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
       if (verdict === "revived") revive(rt);
       availability.markAvailable();
       liveness.beat(at);
+      lag.sample();
       // Others judge this server by these beats: one this slow is close to a wrong verdict.
       const ms = Math.round(performance.now() - started);
       if (ms > HEARTBEAT_MS) log.warn({ ms }, "a heartbeat took longer than the interval between beats");
@@ -330,6 +342,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
       await bounded(wakeups?.stop() ?? Promise.resolve(), 2000);
       availability.close();
       await bounded(stopServer(sql, serverId), 2000);
+      if (readSql !== sql) await bounded(readSql.end({ timeout: 1 }), 2000);
       await egress.close();
     },
   });

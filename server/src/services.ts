@@ -70,6 +70,11 @@ export interface Services {
   readonly serverId: string;
   readonly config: Config;
   readonly sql: Sql;
+  /**
+   * Reads that may lag: a replica's pool with BRAIN_READ_URL, else `sql`. Never written to; what
+   * must be current (a stream's live tail, anything before a write) reads `sql`.
+   */
+  readonly readSql: Sql;
   readonly writer: JournalWriter;
   readonly bus: CommitBus;
   readonly hosts: HostRegistry;

@@ -2,12 +2,13 @@ import { parseArgs } from "node:util";
 import { listCalls } from "@aexhq/brain-db";
 import { api } from "../api.js";
 import type { CliEnv } from "../config.js";
-import { withDatabase } from "../database.js";
+import { withReadDatabase } from "../database.js";
 import { UsageError } from "../errors.js";
 import { out, printJson, printTable } from "../output.js";
 
 /**
- * `brain calls ls [--open]` reads brain.tool_calls (every session, so SQL); `brain calls cancel
+ * `brain calls ls [--open]` reads brain.tool_calls (every session, so SQL; from BRAIN_READ_URL's
+ * replica when set); `brain calls cancel
  * <session> <seq>` goes through the HTTP API, so the cancellation is journaled and the host's
  * signal fires exactly as session.cancelCall(seq) would.
  */
@@ -26,7 +27,7 @@ async function ls(args: string[], env: CliEnv): Promise<number> {
   });
   const limit = Number(values.limit);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit: a positive integer");
-  const rows = await withDatabase(env, (sql) => listCalls(sql, { open: values.open === true, limit }));
+  const rows = await withReadDatabase(env, (sql) => listCalls(sql, { open: values.open === true, limit }));
   if (values.json) printJson(rows);
   else printTable(rows, ["session_id", "seq", "tool", "status", "outcome", "started_at", "deadline_at"]);
   return 0;

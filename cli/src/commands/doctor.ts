@@ -1,12 +1,15 @@
 import { parseArgs } from "node:util";
 import {
   bossInstalled,
+  connect,
   databaseFacts,
   durability,
   listenNotifyDelivered,
   liveProcesses,
   loadMigrations,
+  replicaLag,
   SERVER_STALE_SECONDS,
+  type Sql,
 } from "@aexhq/brain-db";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
@@ -67,6 +70,7 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
         Math.abs(skew) - rtt / 2 > MAX_SKEW_MS ? "fail" : "ok",
         `${Math.round(skew)} ms from the database's clock`,
       );
+      if (env.readUrl) await replicaCheck(sql, env, add);
       // Without Brain's tables there are no servers to look at (the schema check already failed).
       if (facts.version > 0) await serversCheck(await liveProcesses(sql), add);
     });
@@ -81,6 +85,24 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
 
 type Proc = Awaited<ReturnType<typeof liveProcesses>>[number];
 type Add = (check: string, status: Check["status"], detail: string) => void;
+
+/** BRAIN_READ_URL: reachable, a standby (else it is the primary itself), and how far behind. */
+async function replicaCheck(primary: Sql, env: CliEnv, add: Add): Promise<void> {
+  const read = connect(env.readUrl!, { schema: env.schema, max: 1, applicationName: "brain-cli", readOnly: true });
+  try {
+    const lag = await replicaLag(primary, read);
+    const behind = lag.bytes === 0 ? "caught up" : `${lag.bytes} bytes of WAL behind, ${lag.seconds.toFixed(1)} s old`;
+    add(
+      "read replica",
+      lag.standby ? "ok" : "warn",
+      lag.standby ? `a standby, ${behind}` : "BRAIN_READ_URL is not a standby: reads go to a primary",
+    );
+  } catch (error) {
+    add("read replica", "fail", `BRAIN_READ_URL: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    await read.end({ timeout: 1 });
+  }
+}
 
 async function serversCheck(procs: Proc[], add: Add): Promise<void> {
   // heartbeat_at is written with the database's now(): its age says whether a process still beats.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { databaseHosts, databaseUrlProblem, socketOf, tlsOf } from "../../src/connect-url.js";
+import { databaseHosts, databaseUrlProblem, socketOf, tlsOf, withoutAnyServer } from "../../src/connect-url.js";
 import { meaningOf } from "../../src/ops/durability.js";
 
 describe("socketOf: libpq's ?host=/dir names a Unix socket", () => {
@@ -50,6 +50,21 @@ describe("databaseUrlProblem: the URLs libpq and the driver take", () => {
 
   it("names the hosts without credentials", () => {
     expect(databaseHosts("postgres://u:secret@h1,h2:6000/x?a=b")).toEqual(["h1:5432", "h2:6000"]);
+  });
+});
+
+describe("withoutAnyServer: target_session_attrs=any, which the driver does not know", () => {
+  it("drops the parameter wherever it stands, and leaves the others", () => {
+    expect(withoutAnyServer("postgres://u@h/db?target_session_attrs=any")).toBe("postgres://u@h/db");
+    expect(withoutAnyServer("postgres://u@h/db?target_session_attrs=any&sslmode=require")).toBe(
+      "postgres://u@h/db?sslmode=require",
+    );
+    expect(withoutAnyServer("postgres://u@h/db?sslmode=require&target_session_attrs=any")).toBe(
+      "postgres://u@h/db?sslmode=require",
+    );
+    expect(withoutAnyServer("postgres://u@h/db?target_session_attrs=read-write")).toBe(
+      "postgres://u@h/db?target_session_attrs=read-write",
+    );
   });
 });
 

@@ -13,6 +13,8 @@ export interface MetricSources {
   connections(): Iterable<{ kind: "host" | "replica"; pending: number }>;
   /** Whether wake-ups fall back to polling (a NOTIFY sent at start never reached the LISTEN). */
   polling(): boolean;
+  /** BRAIN_READ_URL's replica lag as last sampled (each heartbeat); null without one. */
+  replicaLag(): { bytes: number; seconds: number } | null;
 }
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -54,7 +56,8 @@ export class PrometheusMetrics implements Metrics {
   private readonly notifiesReceived: Tally<never>;
   private readonly catchUps: Tally<"source">;
 
-  constructor(sources: MetricSources, options: { defaults?: boolean } = {}) {
+  /** `replica`: BRAIN_READ_URL is set, and its lag is exposed. */
+  constructor(sources: MetricSources, options: { defaults?: boolean; replica?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaults !== false) collectDefaultMetrics({ register: this.registry });
     this.toolStarted = new Tally({
@@ -145,6 +148,7 @@ export class PrometheusMetrics implements Metrics {
         this.set(sources.polling() ? 1 : 0);
       },
     });
+    if (options.replica) replicaGauges(sources, registers);
     new Gauge({
       name: "brain_actors",
       help: "Agentloops resident on this server (one per active session it owns and has not parked).",
@@ -269,4 +273,25 @@ export class PrometheusMetrics implements Metrics {
   caughtUp(source: "heard" | "read"): void {
     this.catchUps.add(source, () => ({ source }));
   }
+}
+
+function replicaGauges(sources: MetricSources, registers: Registry[]): void {
+  new Gauge({
+    name: "brain_read_replica_lag_seconds",
+    help: "How old what BRAIN_READ_URL's replica shows is: 0 when it has replayed all the primary wrote (sampled each heartbeat).",
+    registers,
+    collect() {
+      const lag = sources.replicaLag();
+      if (lag) this.set(lag.seconds);
+    },
+  });
+  new Gauge({
+    name: "brain_read_replica_lag_bytes",
+    help: "WAL BRAIN_READ_URL's replica has yet to replay (sampled each heartbeat).",
+    registers,
+    collect() {
+      const lag = sources.replicaLag();
+      if (lag) this.set(lag.bytes);
+    },
+  });
 }

@@ -40,6 +40,22 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     // Rows asked per page: shrinks after a page cut by bytes, so the database does not size many
     // large rows that will not be sent; grows back after pages of small ones.
     let pageRows = PAGE_ROWS;
+    // The backlog is read from BRAIN_READ_URL's replica (when set) up to where the replica ends,
+    // then from the primary: a replica shows a prefix of each journal, so nothing is skipped, and
+    // the live tail and every wake-up read what has committed.
+    let replica = rt.readSql !== rt.sql;
+    const readPage = async () => {
+      const rows = { rows: pageRows, bytes: PAGE_BYTES };
+      if (replica) {
+        try {
+          return { page: await readRecordPage(rt.readSql, id, last, rows), fromReplica: true };
+        } catch (error) {
+          request.log.warn({ err: error }, "event stream: the read replica failed; reading the primary");
+          replica = false;
+        }
+      }
+      return { page: await readRecordPage(rt.sql, id, last, rows), fromReplica: false };
+    };
 
     const end = () => {
       if (closed) return;
@@ -59,7 +75,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
         do {
           again = false;
           for (;;) {
-            const page = await readRecordPage(rt.sql, id, last, { rows: pageRows, bytes: PAGE_BYTES });
+            const { page, fromReplica } = await readPage();
             const cutByBytes = page.rows.length < pageRows && page.more;
             pageRows = cutByBytes ? Math.max(MIN_PAGE_ROWS, page.rows.length * 2) : Math.min(PAGE_ROWS, pageRows * 2);
             for (const r of page.rows) {
@@ -81,7 +97,10 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
               last = r.seq;
               if (r.kind === "session_ended") finished = true;
             }
-            if (!page.more) break;
+            if (!page.more) {
+              if (!fromReplica) break;
+              replica = false;
+            }
           }
           if (!query.follow || finished) break;
           // Deleted, or ended before the cursor (a stream resumed after session_ended): done.
