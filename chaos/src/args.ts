@@ -9,6 +9,10 @@ export const FAULT_KINDS = [
   "pg_terminate_backends",
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** What --failover adds: once, the primary killed and its synchronous standby promoted. */
+export type LoggedFault = FaultKind | "pg_failover";
+/** The faults --failover runs beside its fail-over: the processes' (its Postgres is not restarted). */
+const PROCESS_FAULTS: FaultKind[] = ["server_kill", "worker_kill", "host_kill"];
 
 export interface ChaosOptions {
   seed: number;
@@ -26,13 +30,17 @@ export interface ChaosOptions {
    * BRAIN_DIRECT_URL for LISTEN and the writer ("direct"), or without it, polling ("polling").
    */
   pooler: "direct" | "polling" | null;
+  /** A primary and a synchronous standby; the primary is killed and the standby promoted once. */
+  failover: boolean;
 }
 
-const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--pooler M] [--keep]
+const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--failover] [--pooler M] [--keep]
   --quick      a short run for CI (60 s of faults)
   --seconds N  seconds of load with faults (default 180)
   --seed N     reproduces the scripts and the fault schedule (default: random, printed)
   --faults     subset of ${FAULT_KINDS.join(",")} (default: all)
+  --failover   a primary and a synchronous standby: the primary killed and the standby promoted
+               under load, once (other faults: the processes' only)
   --pooler M   through PgBouncer (transaction mode), with a direct URL for LISTEN (direct) or
                without one, polling (polling)
   --keep       keep the run directory (server, worker and host logs) even on success`;
@@ -47,6 +55,7 @@ export function parseOptions(argv: string[]): ChaosOptions {
       faults: { type: "string" },
       keep: { type: "boolean", default: false },
       pooler: { type: "string" },
+      failover: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
@@ -60,11 +69,14 @@ export function parseOptions(argv: string[]): ChaosOptions {
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} takes a non-negative integer\n${USAGE}`);
     return n;
   };
-  const faults = (values.faults?.split(",").map((s) => s.trim()) ?? [...FAULT_KINDS]) as FaultKind[];
+  const all = values.failover ? PROCESS_FAULTS : [...FAULT_KINDS];
+  const faults = (values.faults?.split(",").map((s) => s.trim()) ?? all) as FaultKind[];
   for (const f of faults) {
-    if (!FAULT_KINDS.includes(f)) throw new Error(`unknown fault ${JSON.stringify(f)}\n${USAGE}`);
+    if (!all.includes(f))
+      throw new Error(`unknown fault ${JSON.stringify(f)}${values.failover ? " with --failover" : ""}\n${USAGE}`);
   }
   const pooler = values.pooler ?? null;
+  if (pooler !== null && values.failover) throw new Error(`--failover and --pooler: one at a time\n${USAGE}`);
   if (pooler !== null && pooler !== "direct" && pooler !== "polling")
     throw new Error(`--pooler takes direct or polling\n${USAGE}`);
   return {
@@ -75,5 +87,6 @@ export function parseOptions(argv: string[]): ChaosOptions {
     faults,
     keep: values.keep,
     pooler,
+    failover: values.failover,
   };
 }

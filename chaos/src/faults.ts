@@ -3,7 +3,7 @@
 // port, so hosts and clients reconnect to them).
 import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
-import type { FaultKind } from "./args.js";
+import type { FaultKind, LoggedFault } from "./args.js";
 import type { Cluster } from "./cluster.js";
 import type { Managed } from "./processes.js";
 import { Rng } from "./rng.js";
@@ -12,7 +12,7 @@ import type { Supervisor } from "./supervisor.js";
 export interface FaultLog {
   /** Seconds since the run started. */
   at: number;
-  kind: FaultKind;
+  kind: LoggedFault;
   detail: string;
   error?: string;
 }
@@ -36,25 +36,39 @@ export class Faults {
     private readonly say: (line: string) => void,
   ) {}
 
-  /** Injects faults until `until` (ms since the epoch), `gapMs` apart. */
-  async run(until: number, gapMs: [number, number]): Promise<void> {
-    if (this.kinds.length === 0) return;
+  /**
+   * Injects faults until `until` (ms since the epoch), `gapMs` apart; `failover`, once, the first
+   * time its moment has come.
+   */
+  async run(until: number, gapMs: [number, number], failover?: { at: number; run(): Promise<string> }): Promise<void> {
+    let pending = failover;
+    if (this.kinds.length === 0 && !pending) return;
     while (Date.now() < until) {
       await sleep(this.rng.int(gapMs[0], gapMs[1]));
       if (Date.now() >= until) break;
+      if (pending && Date.now() >= pending.at) {
+        await this.record("pg_failover", () => pending!.run());
+        pending = undefined;
+        continue;
+      }
+      if (this.kinds.length === 0) continue;
       const kind = this.rng.pick(this.kinds);
       // The fault's own choices come from a generator of its own, so a choice that depends on
       // the run (how many backends there are) does not shift the rest of the schedule.
       const own = new Rng(this.rng.int(0, 2 ** 31 - 1));
-      const entry: FaultLog = { at: this.elapsed(), kind, detail: "" };
-      this.log.push(entry);
-      try {
-        entry.detail = await this.inject(kind, own);
-      } catch (error) {
-        entry.error = (error as Error).message.split("\n")[0];
-      }
-      this.say(`fault ${kind}: ${entry.error ? `failed: ${entry.error}` : entry.detail}`);
+      await this.record(kind, () => this.inject(kind, own));
     }
+  }
+
+  private async record(kind: LoggedFault, inject: () => Promise<string>): Promise<void> {
+    const entry: FaultLog = { at: this.elapsed(), kind, detail: "" };
+    this.log.push(entry);
+    try {
+      entry.detail = await inject();
+    } catch (error) {
+      entry.error = (error as Error).message.split("\n")[0];
+    }
+    this.say(`fault ${kind}: ${entry.error ? `failed: ${entry.error}` : entry.detail}`);
   }
 
   private async inject(kind: FaultKind, rng: Rng): Promise<string> {

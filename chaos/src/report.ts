@@ -55,6 +55,8 @@ export interface Report {
   liveness: Liveness;
   startFailures: string[];
   results: CheckResult[];
+  /** --failover: ms from the promotion to the first turn that ended after it (null: none within the limit). */
+  resumedMs?: number | null;
 }
 
 /** Prints the summary; true when every check passed. */
@@ -65,7 +67,11 @@ export function printReport(r: Report): boolean {
       .map(([k, n]) => `${k} ${n}`)
       .join(", ") || "none";
   out();
-  const through = r.options.pooler ? `, through PgBouncer (${r.options.pooler})` : "";
+  const through = r.options.pooler
+    ? `, through PgBouncer (${r.options.pooler})`
+    : r.options.failover
+      ? ", a primary and a synchronous standby"
+      : "";
   out(`== chaos summary: seed ${r.options.seed}, ${r.options.seconds} s of faults${through}, ${r.seconds} s in all ==`);
   out(`faults: ${counts(r.faults.map((f) => f.kind))}`);
   for (const f of r.faults.filter((f) => f.error)) out(`  fault at ${f.at} s (${f.kind}) failed: ${f.error}`);
@@ -124,6 +130,12 @@ export function printReport(r: Report): boolean {
       ? `${r.liveness.recovered} sessions`
       : `not: ${r.liveness.notRecovered.join(", ")}`,
   );
+  if (r.resumedMs !== undefined)
+    line(
+      r.resumedMs !== null,
+      "work resumes on the promoted standby",
+      r.resumedMs === null ? "no turn ended within 30 s" : `the first turn ended ${r.resumedMs} ms after the promotion`,
+    );
   out(ok ? "chaos: all invariants hold" : `chaos: VIOLATIONS (reproduce the schedule with --seed ${r.options.seed})`);
   return ok;
 }

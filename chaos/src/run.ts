@@ -13,7 +13,9 @@ import { Load } from "./load.js";
 import { startPgBouncer } from "./pgbouncer.js";
 import type { UnexpectedExit } from "./processes.js";
 import { gatherRecords } from "./records.js";
+import { startReplicatedCluster } from "./replicated-cluster.js";
 import { type Liveness, printReport, runStats } from "./report.js";
+import { firstTurnAfter } from "./resumption.js";
 import { Rng } from "./rng.js";
 import { sessionScript } from "./script.js";
 import { startStack } from "./stack.js";
@@ -32,11 +34,14 @@ setTimeout(() => {
 const started = Date.now();
 const elapsed = () => Math.round((Date.now() - started) / 100) / 10;
 const say = (line: string) => console.log(`[chaos ${elapsed().toFixed(1).padStart(6)} s] ${line}`);
-say(`seed ${options.seed}; ${options.seconds} s of faults (${options.faults.join(", ") || "none"})`);
+say(
+  `seed ${options.seed}; ${options.seconds} s of faults (${options.faults.join(", ") || "none"}${options.failover ? ", one pg_failover" : ""})`,
+);
 
 const rng = new Rng(options.seed);
 const runDir = mkdtempSync(join(tmpdir(), "brain-chaos-"));
-const cluster = await startCluster(runDir);
+const replicated = options.failover ? await startReplicatedCluster(runDir) : null;
+const cluster = replicated ?? (await startCluster(runDir));
 // PgBouncer stays up while the cluster restarts under it, as a managed pooler does.
 const pooler = options.pooler ? await startPgBouncer(cluster.url) : null;
 const target = await startTarget();
@@ -67,7 +72,22 @@ const load = new Load({
 });
 load.start(stack.sessions);
 const faults = new Faults(rng, options.faults, { cluster, ...stack, supervisor }, elapsed, say);
-await faults.run(Date.now() + options.seconds * 1_000, options.faultGapMs);
+// With --failover, the primary is killed and its standby promoted 40 % of the way through.
+// Work must resume on the new primary within RESUME_MS of its promotion: a turn ends there.
+const RESUME_MS = 30_000;
+let resumed: Promise<number | null> | undefined;
+const failover = replicated
+  ? {
+      at: Date.now() + options.seconds * 400,
+      async run() {
+        const detail = await replicated.failover();
+        // From the promotion: a turn that ended before it committed on the old primary.
+        resumed = firstTurnAfter(cluster.url, new Date(), RESUME_MS);
+        return detail;
+      },
+    }
+  : undefined;
+await faults.run(Date.now() + options.seconds * 1_000, options.faultGapMs, failover);
 say(`faults stopped after ${faults.log.length}; quiet period`);
 await load.stop();
 say("load stopped; one more turn per session");
@@ -120,6 +140,7 @@ await target.close();
 await pooler?.stop();
 await cluster.stop();
 
+const resumedMs = resumed ? await resumed : undefined;
 const ok = printReport({
   options,
   seconds: elapsed(),
@@ -130,12 +151,16 @@ const ok = printReport({
   liveness,
   startFailures: supervisor.startFailures,
   results,
+  ...(resumedMs === undefined ? {} : { resumedMs }),
 });
 if (ok && !options.keep) rmSync(runDir, { recursive: true, force: true });
 else {
   // The logs stay; the cluster's data files (tens of MB) go, unless asked to keep everything.
   renameSync(cluster.logFile, join(runDir, "postgres.log"));
-  if (!options.keep) rmSync(join(runDir, "pg"), { recursive: true, force: true });
+  if (!options.keep) {
+    rmSync(join(runDir, "pg"), { recursive: true, force: true });
+    rmSync(join(runDir, "pg-standby"), { recursive: true, force: true });
+  }
   console.log(`run directory (server, worker, host and Postgres logs): ${runDir}`);
 }
 process.exit(ok ? 0 : 1);

@@ -89,7 +89,11 @@ describe("BRAIN_READ_URL, a replica for reads that may lag", () => {
         "third",
       ]);
       // The backlog's first pages came from the standby (statistics arrive within a second).
-      await until("the standby to count the stream's reads", async () => (await journalScansOnStandby()) > scans, 10_000);
+      await until(
+        "the standby to count the stream's reads",
+        async () => (await journalScansOnStandby()) > scans,
+        10_000,
+      );
     } finally {
       await pg.standby`SELECT pg_wal_replay_resume()`;
     }
