@@ -22,6 +22,8 @@ export interface ReplicatedPostgres {
   killPrimary(): Promise<void>;
   /** pg_promote() on the standby; resolves once it accepts writes. */
   promote(): Promise<void>;
+  /** The standby stops receiving WAL: what the primary commits from now on, it never gets. */
+  cutStandby(): Promise<void>;
   /** A superuser connection to the standby (the primary after promote()). */
   standby: postgres.Sql;
   /** A superuser connection to the primary. */
@@ -31,14 +33,16 @@ export interface ReplicatedPostgres {
 
 const PASSWORD = "password"; // the embedded clusters' fixed password (no password file given)
 
-export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
+/** `synchronous: false`: the primary does not wait for the standby (a commit may be lost with it). */
+export async function startReplicatedPostgres(options: { synchronous?: boolean } = {}): Promise<ReplicatedPostgres> {
+  const synchronous = options.synchronous ?? true;
   const dir = mkdtempSync(join(tmpdir(), "brain-pg-replicated-"));
   const primaryDir = join(dir, "primary");
   const standbyDir = join(dir, "standby");
   let first: EmbeddedPostgres | null = await startEmbeddedPostgres({ dataDir: primaryDir });
   const port = first.port;
   const setup = postgres(first.url, { max: 1, onnotice: () => {} });
-  await setup`ALTER SYSTEM SET synchronous_standby_names = 'standby'`;
+  if (synchronous) await setup`ALTER SYSTEM SET synchronous_standby_names = 'standby'`;
   await setup.end({ timeout: 1 });
   await first.stop("fast");
   first = null;
@@ -56,10 +60,10 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
   const primary = postgres(primaryPg.url, { max: 1, onnotice: () => {} });
   const standby = postgres(standbyPg.url, { max: 1, onnotice: () => {} });
   await until(
-    "the standby to stream synchronously",
+    "the standby to stream",
     async () => {
       const rows = await primary<{ s: string }[]>`SELECT sync_state AS s FROM pg_stat_replication`;
-      return rows[0]?.s === "sync";
+      return rows[0]?.s === (synchronous ? "sync" : "async");
     },
     60_000,
   );
@@ -80,6 +84,14 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
       await until("the promoted standby to accept writes", async () => {
         const [row] = await standby<{ r: boolean }[]>`SELECT pg_is_in_recovery() AS r`;
         return row?.r === false;
+      });
+    },
+    async cutStandby() {
+      await standby`ALTER SYSTEM SET primary_conninfo = ''`;
+      await standby`SELECT pg_reload_conf()`;
+      await until("the standby's WAL receiver to stop", async () => {
+        const rows = await primary<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_replication`;
+        return rows[0]?.n === 0;
       });
     },
     async destroy() {
