@@ -64,6 +64,8 @@ export interface SessionResumer {
   resume(sessionId: string, options?: { parkWhenIdle?: boolean }): Promise<unknown>;
   /** Of `ids`, owns parked (one statement) those parked with nothing since and free; their ids. */
   resumeParked(ids: readonly string[], judge: Judgement): Promise<Set<string>>;
+  /** A session created here (owned, no Agentloop yet): parked at `lastSeq`. */
+  created(sessionId: string, lastSeq: number): void;
 }
 
 export interface Services {

@@ -116,6 +116,16 @@ export class ActorRegistry {
   }
 
   /**
+   * A session this server just created: owned here with no Agentloop yet, so parked at its first
+   * record. A server that cannot LISTEN (polling) finds its first message by that sequence, as it
+   * finds a parked session's; a message sent through another server reaches it only so.
+   */
+  created(sessionId: string, lastSeq: number): void {
+    if (this.stopped || this.actors.has(sessionId) || this.claiming.has(sessionId)) return;
+    if (!this.parked.has(sessionId)) this.parked.set(sessionId, lastSeq);
+  }
+
+  /**
    * Takes, in one statement, those of `ids` that were parked with nothing since and have no live
    * owner, and owns them parked (the sweep's shortcut for a stopped server's idle sessions);
    * returns their ids. The rest are for `resume`, one by one.

@@ -161,7 +161,7 @@ export class PrometheusMetrics implements Metrics {
     });
     new Gauge({
       name: "brain_sessions_parked",
-      help: "Active sessions this server owns whose idle Agentloop let go of its state (BRAIN_SESSION_IDLE_MS).",
+      help: "Active sessions this server owns whose idle Agentloop let go of its state (BRAIN_SESSION_IDLE_MS), or created here with no work yet.",
       registers,
       collect() {
         this.set(sources.parked());

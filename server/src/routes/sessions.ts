@@ -120,6 +120,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
           },
         )
       : await rt.writer.submit(op);
+    if (row.owner_id === rt.serverId) rt.actors.created(row.id, row.last_seq);
     return reply.status(201).send(toSession(row));
   });
 

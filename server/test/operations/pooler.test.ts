@@ -84,6 +84,27 @@ describe("behind PgBouncer in transaction mode", () => {
     expect(server.child.exitCode).toBeNull();
   }, 120_000);
 
+  it("without a direct URL, two servers: a message sent through one reaches a session the other created", async () => {
+    const [owner, other] = [await serve(), await serve()];
+    const created = new Brain({ url: owner.url, token });
+    try {
+      // No tools: nothing but the message and its owner's poll wakes the session.
+      const s = await created.sessions.create({ model: scripted("one", "two"), tools: [] });
+      const send = async (text: string) => {
+        const res = await fetch(`${other.url}/v1/sessions/${s.id}/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ text, wait: true, waitMs: 30_000 }),
+        });
+        return ((await res.json()) as { activation: { text?: string } | null }).activation?.text;
+      };
+      expect(await send("first")).toBe("one");
+      expect(await send("second")).toBe("two");
+    } finally {
+      await created.close();
+    }
+  }, 120_000);
+
   it("with BRAIN_DIRECT_URL: LISTEN goes direct and hears, statements go through the pooler", async () => {
     const server = await serve({ BRAIN_DIRECT_URL: db.directUrl });
     expect(server.output()).not.toMatch(/does not deliver/);
