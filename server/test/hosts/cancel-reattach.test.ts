@@ -49,6 +49,8 @@ describe("cancellation", () => {
       await session.cancel();
       // A cancelled turn is not an empty answer: send rejects.
       await expect(answer).rejects.toMatchObject({ name: "BrainError", code: "turn_cancelled" });
+      // The cancel frame comes on the host's socket, the answer on the client's: either may be first.
+      await until("the calls' signals to fire", () => entered.every((ctx) => ctx.signal.aborted));
       for (const ctx of entered) expect(ctx.signal.reason).toMatchObject({ details: { status: "cancelled" } });
       const rows = await brain.db.sql`SELECT outcome FROM tool_calls WHERE session_id = ${session.id} ORDER BY seq`;
       expect(rows.map((r) => r.outcome)).toEqual([
