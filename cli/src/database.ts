@@ -56,7 +56,7 @@ export async function withDatabase<T>(env: CliEnv, work: (sql: Sql, url: string)
  */
 export async function withReadDatabase<T>(env: CliEnv, work: (sql: Sql) => Promise<T>): Promise<T> {
   if (!env.readUrl) return withDatabase(env, work);
-  const sql = connect(env.readUrl, { schema: env.schema, max: 2, applicationName: "brain-cli", readOnly: true });
+  const sql = openReplica(env.readUrl, env.schema);
   try {
     return await work(sql);
   } catch (error) {
@@ -66,4 +66,9 @@ export async function withReadDatabase<T>(env: CliEnv, work: (sql: Sql) => Promi
   } finally {
     await sql.end({ timeout: 2 });
   }
+}
+
+/** A small read-only pool on BRAIN_READ_URL's replica (any server, statements unprepared). */
+export function openReplica(readUrl: string, schema: string): Sql {
+  return connect(readUrl, { schema, max: 2, applicationName: "brain-cli", readOnly: true });
 }

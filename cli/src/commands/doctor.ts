@@ -1,7 +1,6 @@
 import { parseArgs } from "node:util";
 import {
   bossInstalled,
-  connect,
   databaseFacts,
   durability,
   listenNotifyDelivered,
@@ -12,7 +11,7 @@ import {
   type Sql,
 } from "@aexhq/brain-db";
 import type { CliEnv } from "../config.js";
-import { withDatabase } from "../database.js";
+import { openReplica, withDatabase } from "../database.js";
 import { CliError } from "../errors.js";
 import { printJson, printTable } from "../output.js";
 
@@ -88,7 +87,7 @@ type Add = (check: string, status: Check["status"], detail: string) => void;
 
 /** BRAIN_READ_URL: reachable, a standby (else it is the primary itself), and how far behind. */
 async function replicaCheck(primary: Sql, env: CliEnv, add: Add): Promise<void> {
-  const read = connect(env.readUrl!, { schema: env.schema, max: 1, applicationName: "brain-cli", readOnly: true });
+  const read = openReplica(env.readUrl!, env.schema);
   try {
     const lag = await replicaLag(primary, read);
     const behind = lag.bytes === 0 ? "caught up" : `${lag.bytes} bytes of WAL behind, ${lag.seconds.toFixed(1)} s old`;

@@ -1,19 +1,11 @@
 import { BrainError, EventsQuerySchema, type JournalEvent } from "@aexhq/brain-contracts";
-import { getSession, readRecordPage, sessionStatus } from "@aexhq/brain-db";
+import { getSession, sessionStatus } from "@aexhq/brain-db";
 import type { FastifyInstance } from "fastify";
 import { ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
+import { JournalPages } from "./journal-pages.js";
 import { SessionParamsSchema } from "./params.js";
 import { BoundedWriter } from "./stream-writer.js";
-
-/**
- * One page of records: what a reader holds at a time besides its socket's buffer. Bounded in
- * bytes as well as rows, so a journal of large records costs a reader no more than a small one.
- */
-const PAGE_ROWS = 500;
-const PAGE_BYTES = 256 * 1024;
-/** Fewest rows asked for: after a page of large records, the next asks for fewer (see pump). */
-const MIN_PAGE_ROWS = 8;
 
 /**
  * The resumable event stream: NDJSON, one journal record per line, strictly after `after`.
@@ -37,25 +29,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
     let finished = false;
     const res = reply.raw;
     const out = new BoundedWriter(res, rt.config.streamStallMs);
-    // Rows asked per page: shrinks after a page cut by bytes, so the database does not size many
-    // large rows that will not be sent; grows back after pages of small ones.
-    let pageRows = PAGE_ROWS;
-    // The backlog is read from BRAIN_READ_URL's replica (when set) up to where the replica ends,
-    // then from the primary: a replica shows a prefix of each journal, so nothing is skipped, and
-    // the live tail and every wake-up read what has committed.
-    let replica = rt.readSql !== rt.sql;
-    const readPage = async () => {
-      const rows = { rows: pageRows, bytes: PAGE_BYTES };
-      if (replica) {
-        try {
-          return { page: await readRecordPage(rt.readSql, id, last, rows), fromReplica: true };
-        } catch (error) {
-          request.log.warn({ err: error }, "event stream: the read replica failed; reading the primary");
-          replica = false;
-        }
-      }
-      return { page: await readRecordPage(rt.sql, id, last, rows), fromReplica: false };
-    };
+    const pages = new JournalPages(rt, id, request.log);
 
     const end = () => {
       if (closed) return;
@@ -75,9 +49,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
         do {
           again = false;
           for (;;) {
-            const { page, fromReplica } = await readPage();
-            const cutByBytes = page.rows.length < pageRows && page.more;
-            pageRows = cutByBytes ? Math.max(MIN_PAGE_ROWS, page.rows.length * 2) : Math.min(PAGE_ROWS, pageRows * 2);
+            const page = await pages.next(last);
             for (const r of page.rows) {
               if (closed) return;
               const event: JournalEvent = {
@@ -97,10 +69,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
               last = r.seq;
               if (r.kind === "session_ended") finished = true;
             }
-            if (!page.more) {
-              if (!fromReplica) break;
-              replica = false;
-            }
+            if (page.done) break;
           }
           if (!query.follow || finished) break;
           // Deleted, or ended before the cursor (a stream resumed after session_ended): done.
