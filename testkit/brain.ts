@@ -4,6 +4,7 @@ import { buildApp, parseConfig } from "@aexhq/brain-server";
 import type { FastifyInstance } from "fastify";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { LOOPBACK_EGRESS_ENV } from "./egress.js";
+import { checkJournalShapes } from "./journal-shapes.js";
 import { TEST_SECRET_KEY } from "./secrets.js";
 import { type ServerProcess, spawnServer } from "./server-process.js";
 
@@ -50,7 +51,13 @@ export async function startBrain(
     async close() {
       await app.close();
       await sql.end({ timeout: 1 });
-      if (!options.db) await db.drop();
+      // A database the test passed in is the test's to check and drop.
+      if (options.db) return;
+      try {
+        await checkJournalShapes(db.sql);
+      } finally {
+        await db.drop();
+      }
     },
   };
 }
@@ -74,7 +81,11 @@ export async function spawnBrain(options: { env?: Record<string, string> } = {})
     server,
     async close() {
       await server.stop();
-      await db.drop();
+      try {
+        await checkJournalShapes(db.sql);
+      } finally {
+        await db.drop();
+      }
     },
   };
 }

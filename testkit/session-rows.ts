@@ -18,7 +18,7 @@ export function bareSession(
     tools: [],
     metadata: {},
     ownerId,
-    created: {},
+    created: { model: { provider: "scripted" }, tools: [], hostId },
     ...extra,
   });
 }

@@ -110,7 +110,7 @@ async function bareSession(sql: Sql, writer: JournalWriter): Promise<{ sessionId
       model: { provider: "scripted", script: [] },
       tools: [],
       metadata: { bench: "floor_journal" },
-      created: {},
+      created: { model: { provider: "scripted" }, tools: [], hostId },
     }),
   );
   return { sessionId: id, hostId };

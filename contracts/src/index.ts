@@ -13,6 +13,7 @@ export * from "./mcp.js";
 export * from "./model.js";
 export * from "./outcome.js";
 export * from "./placements.js";
+export * from "./records.js";
 export { corkPerTick } from "./socket-cork.js";
 export * from "./storable.js";
 export * from "./timers.js";

@@ -1,3 +1,5 @@
+import { type BrainRecordKind, RECORD_PAYLOADS } from "./records.js";
+
 /**
  * Glossary (the words every module uses):
  * - session: one agent conversation; its journal is an ordered record stream (session_id, seq).
@@ -11,26 +13,10 @@
  * - observation: a committed record the Agentloop may react to (results, returns, terminal outcomes).
  */
 
-/** The journal's own record kinds. `ctx.emit` refuses them. */
-export const RECORD_KINDS = [
-  "session_created",
-  "user_message",
-  "activation_started",
-  "model_call_started",
-  "model_call_ended",
-  "assistant_message",
-  "activation_ended",
-  "tool_call_started",
-  "tool_result",
-  "tool_returned",
-  "tool_call_ended",
-  "emission_rejected",
-  "environment_operation",
-  "cancel_requested",
-  "session_ended",
-] as const;
+/** The journal's own record kinds (one schema each: records.ts). `ctx.emit` refuses them. */
+export const RECORD_KINDS: readonly BrainRecordKind[] = Object.keys(RECORD_PAYLOADS) as BrainRecordKind[];
 
-export type RecordKind = (typeof RECORD_KINDS)[number];
+export type RecordKind = BrainRecordKind;
 
 const reserved = new Set<string>(RECORD_KINDS);
 export function isReservedKind(kind: string): boolean {

@@ -78,7 +78,7 @@ function session(name: string, owner: string, placed: ToolPlacement, judge: Judg
       tools: [placed],
       metadata: {},
       ownerId: owner,
-      created: { tools: [placed.name] },
+      created: { model: { provider: "scripted" }, tools: [{ name: placed.name, env: placed.env }], hostId: null },
       namedHosts: { byName: new Map([[name, [placed]]]), judge },
     }),
   };

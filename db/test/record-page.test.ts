@@ -25,7 +25,7 @@ beforeAll(async () => {
       tools: [],
       metadata: {},
       ownerId: serverId,
-      created: {},
+      created: { model: { provider: "scripted" }, tools: [], hostId: null },
     }),
   );
   // {"t": "xxx…"} is 9 bytes of JSON text around the x's.

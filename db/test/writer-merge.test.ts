@@ -199,6 +199,7 @@ describe("writes merged into one statement per kind", () => {
       (r) => (r as PromiseFulfilledResult<{ records: { seq: number }[] }>).value.records[0]?.seq,
     );
     expect(seqs).toEqual([2, 2, 3]);
-    expect((await stateOf(db.sql, id)).records.map((r) => r.payload)).toEqual([{}, { n: 1 }, { n: 2 }]);
+    expect((await stateOf(db.sql, id)).records.map((r) => r.kind)).toEqual(["session_created", "note", "note"]);
+    expect((await stateOf(db.sql, id)).records.slice(1).map((r) => r.payload)).toEqual([{ n: 1 }, { n: 2 }]);
   });
 });

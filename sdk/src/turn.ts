@@ -6,6 +6,7 @@ import {
   isErrorCode,
   type JournalEvent,
   PostMessageResultSchema,
+  payloadOf,
 } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
 import type { HttpAnswer } from "./http-transport.js";
@@ -118,11 +119,11 @@ export async function awaitTurn(
 
 /** The answer an event gives to the wait for message `messageSeq`'s turn, if any. */
 function judge(event: JournalEvent, messageSeq: number): Verdict | null {
-  const p = (event.payload ?? {}) as Record<string, unknown>;
   if (event.kind === "session_ended") {
     return { error: new BrainError("turn_cancelled", "The session ended before the turn finished.") };
   }
-  if (event.kind !== "activation_ended" || p.message !== messageSeq) return null;
+  const p = payloadOf(event, "activation_ended");
+  if (!p || p.message !== messageSeq) return null;
   return verdictOf({ sequence: event.sequence, status: p.status, text: p.text, error: p.error }, messageSeq);
 }
 

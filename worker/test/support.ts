@@ -124,7 +124,11 @@ export async function createPlacedSession(
       id,
       tools: placements,
       ownerId: h.ownerId,
-      created: { tools: placements.map((p) => p.name) },
+      created: {
+        model: { provider: "scripted" },
+        tools: placements.map((p) => ({ name: p.name, env: p.env })),
+        hostId: null,
+      },
     }),
   );
   return id;

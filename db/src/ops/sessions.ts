@@ -1,4 +1,4 @@
-import type { ToolPlacement } from "@aexhq/brain-contracts";
+import type { RecordPayload, ToolPlacement } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { Sealed } from "../secrets.js";
@@ -40,7 +40,7 @@ export interface NewSession {
   /** The creating server runs the session's loop first (fencing epoch 1). */
   ownerId: string;
   /** The session_created record's payload. */
-  created: unknown;
+  created: RecordPayload<"session_created">;
   /** Encrypted secrets (the provider key, Environment headers), by name. */
   secrets?: { name: string; sealed: Sealed }[];
   /** The session's HTTP Environments: public configuration only (header values are secrets). */

@@ -6,7 +6,8 @@ import { tables } from "../tables.js";
 export interface TraceRecord {
   seq: number;
   kind: string;
-  payload: Record<string, unknown>;
+  /** Typed by its kind: payloadOf / brainRecord (contracts' records.ts). */
+  payload: unknown;
   /** created_at in µs: spans of fast calls last less than a millisecond. */
   atMicros: number;
 }

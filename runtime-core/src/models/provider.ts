@@ -38,7 +38,7 @@ function storableAnswers(provider: ModelProvider): ModelProvider {
 }
 
 /** What the journal and the sessions table keep of a provider configuration: never credentials. */
-export function publicModelConfig(config: ModelConfig): Record<string, unknown> {
+export function publicModelConfig(config: ModelConfig): { provider: string } & Record<string, unknown> {
   if (config.provider === "scripted") return { provider: "scripted" };
   const { apiKey: _secret, ...rest } = config;
   return rest;

@@ -1,5 +1,12 @@
-import type { ModelMessage, ModelToolCall } from "@aexhq/brain-core/models";
-import { isMcpOrigin } from "../mcp/mcp-call.js";
+import {
+  type BrainRecordKind,
+  type BrainRecordOf,
+  brainRecord,
+  type RecordedOutcome,
+  type RecordPayload,
+  type StoredRecord,
+} from "@aexhq/brain-contracts";
+import type { ModelMessage } from "@aexhq/brain-core/models";
 
 /**
  * A session's Agentloop state is a fold of its journal, nothing more: a server that restarts (or
@@ -7,7 +14,7 @@ import { isMcpOrigin } from "../mcp/mcp-call.js";
  */
 
 interface Published {
-  outcome: { status: string; error?: { code?: unknown; message?: unknown }; cause?: unknown; message?: unknown };
+  outcome: RecordedOutcome;
   content?: string;
 }
 
@@ -19,7 +26,7 @@ export interface CallState {
   activation: number;
   state: "open" | "returned" | "ended";
   results: Published[];
-  final: { status: string } | null;
+  final: RecordedOutcome | null;
   /** Whether the model has been shown this call's synchronous phase. */
   fed: boolean;
   /** Epoch ms, or null for unlimited. */
@@ -89,13 +96,7 @@ export function initialState(): LoopState {
   };
 }
 
-export interface JournalRecord {
-  seq: number;
-  kind: string;
-  payload: unknown;
-}
-
-type P = Record<string, unknown>;
+export type JournalRecord = StoredRecord;
 
 /**
  * One result as the model reads it. `content` represents a result but never replaces its status:
@@ -137,135 +138,125 @@ function feedRound(state: LoopState): void {
   a.round = [];
 }
 
-/** The kinds whose payload `fold` reads (the switch below); any other record only advances lastSeq. */
-export const FOLDED_KINDS: ReadonlySet<string> = new Set([
-  "session_created",
-  "user_message",
-  "activation_started",
-  "model_call_started",
-  "model_call_ended",
-  "tool_call_started",
-  "tool_result",
-  "tool_returned",
-  "tool_call_ended",
-  "activation_ended",
-  "cancel_requested",
-  "session_ended",
-]);
+type Fold<K extends BrainRecordKind> = (state: LoopState, seq: number, p: RecordPayload<K>) => void;
+
+/** What each record kind the Agentloop reads does to its state; any other kind only advances lastSeq. */
+const FOLDS: { [K in BrainRecordKind]?: Fold<K> } = {
+  session_created: (state, _seq, p) => {
+    state.sessionDeadline = p.deadline ?? null;
+  },
+  user_message: (state, seq, p) => {
+    state.messages.push({ seq, text: p.text, deadline: p.deadline ?? null });
+  },
+  activation_started: foldActivationStarted,
+  model_call_started: (state, seq, p) => {
+    if (state.activation && p.activation === state.activation.seq) state.activationModelCalls++;
+    // A tool's own model call is not part of the conversation, and never blocks the loop.
+    if (p.origin.type === "tool") return;
+    if (state.activation) feedRound(state);
+    state.modelCalls++;
+    state.openModelCall = seq;
+  },
+  model_call_ended: (state, _seq, p) => {
+    if (p.origin?.type === "tool" || p.call !== state.openModelCall) return;
+    state.openModelCall = null;
+    if (!p.response) return;
+    const msg: ModelMessage = { role: "assistant", content: p.response.text };
+    if (p.response.toolCalls.length > 0) msg.toolCalls = p.response.toolCalls;
+    state.conversation.push(msg);
+  },
+  tool_call_started: (state, seq, p) => {
+    // An MCP client's call (Brain as an MCP server) belongs to no turn: the model never sees it.
+    if (p.origin?.type === "mcp" || p.activation === null) return;
+    const call: CallState = {
+      seq,
+      tool: p.tool,
+      callId: p.callId,
+      activation: p.activation,
+      state: "open",
+      results: [],
+      final: null,
+      fed: false,
+      deadline: p.deadline,
+    };
+    state.calls.set(seq, call);
+    state.open.add(seq);
+    if (state.activation?.seq === p.activation) state.activation.round.push(seq);
+  },
+  tool_result: (state, seq, p) => {
+    const call = state.calls.get(p.call);
+    if (!call) return;
+    const r: Published = { outcome: p.outcome };
+    if (p.content !== undefined) r.content = p.content;
+    call.results.push(r);
+    if (call.fed) state.backlog.push({ seq, call: call.seq, tool: call.tool, text: renderPublished(r) });
+  },
+  tool_returned: (state, _seq, p) => {
+    const call = state.calls.get(p.call);
+    if (call && call.state === "open") call.state = "returned";
+  },
+  tool_call_ended: foldCallEnded,
+  activation_ended: (state) => {
+    // Calls of this turn that ended without being shown (a cancelled or failed turn) never will be.
+    const a = state.activation;
+    if (a)
+      for (const [seq, call] of state.calls)
+        if (call.activation === a.seq && call.state === "ended") state.calls.delete(seq);
+    state.activation = null;
+  },
+  cancel_requested: (state) => {
+    // Cancels the turn that is running, if any; a cancel with nothing running is a no-op.
+    if (state.activation) state.activation.cancelled = true;
+  },
+  session_ended: (state) => {
+    state.ended = true;
+  },
+};
+
+/** The kinds whose payload `fold` reads; any other record only advances lastSeq. */
+export const FOLDED_KINDS: ReadonlySet<string> = new Set(Object.keys(FOLDS));
 
 export function fold(state: LoopState, record: JournalRecord): void {
   if (record.seq <= state.lastSeq) return;
   state.lastSeq = record.seq;
-  const p = (record.payload ?? {}) as P;
-  switch (record.kind) {
-    case "session_created":
-      state.sessionDeadline = deadlineOf(p);
-      break;
-    case "user_message":
-      state.messages.push({ seq: record.seq, text: String(p.text ?? ""), deadline: deadlineOf(p) });
-      break;
-    case "activation_started": {
-      const message = typeof p.message === "number" ? p.message : null;
-      const m = message === null ? undefined : state.messages.find((x) => x.seq === message);
-      state.activation = { seq: record.seq, message, round: [], cancelled: false, deadline: m?.deadline ?? null };
-      state.activationModelCalls = 0;
-      if (message !== null) {
-        state.messages = state.messages.filter((x) => x.seq !== message);
-        state.conversation.push({ role: "user", content: m?.text ?? "" });
-      }
-      const seen = new Set(Array.isArray(p.observations) ? (p.observations as number[]) : []);
-      if (seen.size > 0) {
-        const taken = state.backlog.filter((o) => seen.has(o.seq));
-        state.backlog = state.backlog.filter((o) => !seen.has(o.seq));
-        const lines = taken.map((o) => `[${o.tool} #${o.call}] ${o.text}`);
-        state.conversation.push({ role: "user", content: `Later tool results:\n${lines.join("\n")}` });
-      }
-      break;
-    }
-    case "model_call_started":
-      if (state.activation && p.activation === state.activation.seq) state.activationModelCalls++;
-      // A tool's own model call is not part of the conversation, and never blocks the loop.
-      if (isToolOrigin(p)) break;
-      if (state.activation) feedRound(state);
-      state.modelCalls++;
-      state.openModelCall = record.seq;
-      break;
-    case "model_call_ended": {
-      if (isToolOrigin(p) || p.call !== state.openModelCall) break;
-      state.openModelCall = null;
-      const response = p.response as { text?: string; toolCalls?: ModelToolCall[] } | undefined;
-      if (response) {
-        const msg: ModelMessage = { role: "assistant", content: response.text ?? "" };
-        if (response.toolCalls && response.toolCalls.length > 0) msg.toolCalls = response.toolCalls;
-        state.conversation.push(msg);
-      }
-      break;
-    }
-    case "tool_call_started": {
-      // An MCP client's call (Brain as an MCP server) belongs to no turn: the model never sees it.
-      if (isMcpOrigin(p)) break;
-      const activation = Number(p.activation);
-      state.calls.set(record.seq, {
-        seq: record.seq,
-        tool: String(p.tool),
-        callId: String(p.callId),
-        activation,
-        state: "open",
-        results: [],
-        final: null,
-        fed: false,
-        deadline: deadlineOf(p),
-      });
-      state.open.add(record.seq);
-      if (state.activation?.seq === activation) state.activation.round.push(record.seq);
-      break;
-    }
-    case "tool_result": {
-      const call = state.calls.get(Number(p.call));
-      if (!call) break;
-      const r: Published = { outcome: p.outcome as { status: string } };
-      if (typeof p.content === "string") r.content = p.content;
-      call.results.push(r);
-      if (call.fed) state.backlog.push({ seq: record.seq, call: call.seq, tool: call.tool, text: renderPublished(r) });
-      break;
-    }
-    case "tool_returned": {
-      const call = state.calls.get(Number(p.call));
-      if (call && call.state === "open") call.state = "returned";
-      break;
-    }
-    case "tool_call_ended": {
-      const call = state.calls.get(Number(p.call));
-      if (!call) break;
-      call.state = "ended";
-      call.final = p.outcome as { status: string };
-      state.open.delete(call.seq);
-      // Interruptions Brain recorded (no tool_result precedes them) are news to the model.
-      const s = call.final?.status;
-      if (call.fed && (s === "timeout" || s === "cancelled" || s === "unknown")) {
-        state.backlog.push({ seq: record.seq, call: call.seq, tool: call.tool, text: JSON.stringify(call.final) });
-      }
-      // Shown to the model, or of a turn that is over (it never will be): no longer needed.
-      if (call.fed || state.activation?.seq !== call.activation) state.calls.delete(call.seq);
-      break;
-    }
-    case "activation_ended":
-      // Calls of this turn that ended without being shown (a cancelled or failed turn) never will be.
-      if (state.activation) {
-        for (const [seq, call] of state.calls) {
-          if (call.activation === state.activation.seq && call.state === "ended") state.calls.delete(seq);
-        }
-      }
-      state.activation = null;
-      break;
-    case "cancel_requested":
-      // Cancels the turn that is running, if any; a cancel with nothing running is a no-op.
-      if (state.activation) state.activation.cancelled = true;
-      break;
-    case "session_ended":
-      state.ended = true;
-      break;
+  const r = brainRecord(record);
+  if (r) foldKind(state, r);
+}
+
+function foldKind<K extends BrainRecordKind>(state: LoopState, r: BrainRecordOf<K>): void {
+  FOLDS[r.kind]?.(state, r.seq, r.payload);
+}
+
+function foldActivationStarted(state: LoopState, seq: number, p: RecordPayload<"activation_started">): void {
+  const message = p.message ?? null;
+  const m = message === null ? undefined : state.messages.find((x) => x.seq === message);
+  state.activation = { seq, message, round: [], cancelled: false, deadline: m?.deadline ?? null };
+  state.activationModelCalls = 0;
+  if (message !== null) {
+    state.messages = state.messages.filter((x) => x.seq !== message);
+    state.conversation.push({ role: "user", content: m?.text ?? "" });
   }
+  const seen = new Set(p.observations ?? []);
+  if (seen.size === 0) return;
+  const taken = state.backlog.filter((o) => seen.has(o.seq));
+  state.backlog = state.backlog.filter((o) => !seen.has(o.seq));
+  const lines = taken.map((o) => `[${o.tool} #${o.call}] ${o.text}`);
+  state.conversation.push({ role: "user", content: `Later tool results:\n${lines.join("\n")}` });
+}
+
+function foldCallEnded(state: LoopState, seq: number, p: RecordPayload<"tool_call_ended">): void {
+  const call = state.calls.get(p.call);
+  if (!call) return;
+  call.state = "ended";
+  call.final = p.outcome;
+  state.open.delete(call.seq);
+  // Interruptions Brain recorded (no tool_result precedes them) are news to the model.
+  const s = call.final.status;
+  if (call.fed && (s === "timeout" || s === "cancelled" || s === "unknown")) {
+    state.backlog.push({ seq, call: call.seq, tool: call.tool, text: JSON.stringify(call.final) });
+  }
+  // Shown to the model, or of a turn that is over (it never will be): no longer needed.
+  if (call.fed || state.activation?.seq !== call.activation) state.calls.delete(call.seq);
 }
 
 /** Whether every call of the current round has finished its synchronous phase. */
@@ -273,12 +264,4 @@ export function roundSettled(state: LoopState): boolean {
   const a = state.activation;
   if (!a) return false;
   return a.round.every((seq) => state.calls.get(seq)?.state !== "open");
-}
-
-function deadlineOf(p: P): number | null {
-  return typeof p.deadline === "number" ? p.deadline : null;
-}
-
-function isToolOrigin(p: P): boolean {
-  return (p.origin as { type?: unknown } | undefined)?.type === "tool";
 }

@@ -1,3 +1,4 @@
+import { payloadOf } from "@aexhq/brain-contracts";
 import type { FlushInfo } from "@aexhq/brain-db";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { FoldedRecord, Metrics } from "./sink.js";
@@ -26,13 +27,6 @@ const WINDOW_SECONDS = [0.001, 0.002, 0.004, 0.006, 0.008, 0.01, 0.025, 0.05, 0.
 const MAX_TOOL_LABELS = 500;
 const WRITES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const COMMIT_SECONDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
-
-interface P {
-  status?: unknown;
-  outcome?: { status?: unknown };
-  origin?: { type?: unknown };
-  usage?: { inputTokens?: unknown; outputTokens?: unknown };
-}
 
 /**
  * The server's metrics in a registry of its own (one per app, so several apps in one process,
@@ -230,19 +224,19 @@ export class PrometheusMetrics implements Metrics {
       }
       case "tool_call_ended": {
         const tool = this.toolLabel(r.tool);
-        const status = String((r.payload as P | null)?.outcome?.status ?? "unknown");
+        const status = payloadOf(r, "tool_call_ended")?.outcome.status ?? "unknown";
         this.toolEnded.add(`${tool}\0${status}`, () => ({ tool, status }));
         if (r.startedAt !== undefined)
           this.toolSeconds.observe(tool, () => ({ tool }), Math.max(0, r.at - r.startedAt) / 1000);
         break;
       }
       case "model_call_ended": {
-        const p = (r.payload ?? {}) as P;
-        const origin = p.origin?.type === "tool" ? "tool" : "agentloop";
-        const status = String(p.outcome?.status ?? "unknown");
+        const p = payloadOf(r, "model_call_ended");
+        const origin = p?.origin?.type === "tool" ? "tool" : "agentloop";
+        const status = p?.outcome.status ?? "unknown";
         this.modelCalls.add(`${origin}\0${status}`, () => ({ origin, status }));
-        const input = Number(p.usage?.inputTokens);
-        const output = Number(p.usage?.outputTokens);
+        const input = p?.usage?.inputTokens ?? 0;
+        const output = p?.usage?.outputTokens ?? 0;
         if (input > 0) this.tokens.add(`${origin}\0input`, () => ({ origin, direction: "input" }), input);
         if (output > 0) this.tokens.add(`${origin}\0output`, () => ({ origin, direction: "output" }), output);
         break;

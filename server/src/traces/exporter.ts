@@ -1,3 +1,4 @@
+import { payloadOf } from "@aexhq/brain-contracts";
 import {
   advanceTraceCursors,
   observedCalls,
@@ -156,12 +157,10 @@ async function build(rt: TraceExporterDeps, resource: Resource, backlog: TraceBa
     const known = new Map<number, TraceRecord>();
     for (const r of [...context, ...page]) known.set(r.seq, r);
     // Activations ending here that background results woke: which calls those results came from.
-    const observations = page
-      .filter((r) => r.kind === "activation_ended")
-      .flatMap((r) => {
-        const start = known.get(Number(r.payload.activation));
-        return start ? observationsOf(start) : [];
-      });
+    const observations = page.flatMap((r) => {
+      const start = known.get(payloadOf(r, "activation_ended")?.activation ?? 0);
+      return start ? observationsOf(start) : [];
+    });
     const observed = new Map((await observedCalls(rt.sql, b.sessionId, observations)).map((o) => [o.seq, o] as const));
     const ended = page.find((r) => r.kind === "session_ended");
     const openAtEnd = ended ? await openStarts(rt.sql, b.sessionId, ended.seq) : [];

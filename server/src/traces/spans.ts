@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { brainRecord, payloadOf, type RecordedOutcome } from "@aexhq/brain-contracts";
 import type { TraceRecord } from "@aexhq/brain-db";
 import {
   type Attributes,
@@ -13,13 +14,6 @@ import type { Resource } from "@opentelemetry/resources";
 
 /** The span shape OTLP serializers take (the SDK's ReadableSpan), built here from records. */
 export type JournalSpan = Parameters<typeof ProtobufTraceSerializer.serializeRequest>[0][number];
-
-/** The record kinds whose record ends a span, and where their start's sequence is. */
-const ENDS: Record<string, string> = {
-  activation_ended: "activation",
-  model_call_ended: "call",
-  tool_call_ended: "call",
-};
 
 /** Records of a tool call that are not span events: its span's own start and end, model calls. */
 const NOT_EVENTS = new Set(["tool_call_started", "tool_call_ended", "model_call_started", "model_call_ended"]);
@@ -44,18 +38,31 @@ function digest(text: string, bytes: number): string {
     .slice(0, bytes * 2);
 }
 
+/** The sequence of the record that started the span `r` ends, when `r` ends one. */
+function startOf(r: TraceRecord): number | null {
+  const b = brainRecord(r);
+  if (b?.kind === "activation_ended") return b.payload.activation;
+  if (b?.kind === "model_call_ended" || b?.kind === "tool_call_ended") return b.payload.call;
+  return null;
+}
+
+/** The sequence of the tool call a record belongs to (a result, an emission), if any. */
+function callOf(r: TraceRecord): number | null {
+  const call = r.payload && typeof r.payload === "object" && "call" in r.payload ? r.payload.call : null;
+  return typeof call === "number" ? call : null;
+}
+
 /** The sequences of the start records that end records in `page` need. */
 export function startsNeeded(page: TraceRecord[]): number[] {
   return page.flatMap((r) => {
-    const field = ENDS[r.kind];
-    const seq = field ? Number(r.payload[field]) : Number.NaN;
-    return Number.isSafeInteger(seq) ? [seq] : [];
+    const seq = startOf(r);
+    return seq === null ? [] : [seq];
   });
 }
 
 /** The tool calls whose span ends in `page` (their events are read with their starts). */
 export function toolCallsEnding(page: TraceRecord[]): number[] {
-  return page.filter((r) => r.kind === "tool_call_ended").map((r) => Number(r.payload.call));
+  return page.flatMap((r) => payloadOf(r, "tool_call_ended")?.call ?? []);
 }
 
 export interface SpanSource {
@@ -75,48 +82,41 @@ const SCOPE = { name: "brain.journal", version: "1" };
 
 /** One span per end record in the page whose start is known (a start alone is still running). */
 export function spansOf(src: SpanSource): JournalSpan[] {
-  const created = src.known.get(1)?.payload.model as { provider?: unknown; name?: unknown } | undefined;
-  const model = {
-    provider: typeof created?.provider === "string" ? created.provider : undefined,
-    name: typeof created?.name === "string" ? created.name : undefined,
-  };
+  const model = payloadOf(src.known.get(1), "session_created")?.model;
   const spans: JournalSpan[] = [];
-  for (const { start, end } of pairs(src)) {
+  for (const { start, end, kind } of pairs(src)) {
     const common: Attributes = { "gen_ai.conversation.id": src.sessionId, "brain.sequence": start.seq };
-    if (model.provider) common["gen_ai.provider.name"] = model.provider;
-    if (model.name) common["gen_ai.request.model"] = model.name;
+    if (model?.provider) common["gen_ai.provider.name"] = model.provider;
+    if (model?.name) common["gen_ai.request.model"] = model.name;
     const base = { sessionId: src.sessionId, start, end, resource: src.resource };
-    if (end.kind === "activation_ended") spans.push(invokeAgent(base, common, src.observed));
-    else if (end.kind === "model_call_ended") spans.push(chat(base, common, model.name));
+    if (kind === "activation_ended") spans.push(invokeAgent(base, common, src.observed));
+    else if (kind === "model_call_ended") spans.push(chat(base, common, model?.name));
     else spans.push(executeTool(base, common, src.known));
   }
   return spans;
 }
 
-/** What ends a start that the session's end left open (the end record's kind and payload). */
-const CLOSED_BY_SESSION_END: Record<string, (seq: number) => { kind: string; payload: Record<string, unknown> }> = {
-  activation_started: (seq) => ({ kind: "activation_ended", payload: { activation: seq, status: "session_ended" } }),
-  model_call_started: (seq) => ({
-    kind: "model_call_ended",
-    payload: { call: seq, outcome: { status: "unknown", error: { code: "session_ended" } } },
-  }),
-  tool_call_started: (seq) => ({
-    kind: "tool_call_ended",
-    payload: { call: seq, outcome: { status: "cancelled", error: { code: "session_ended" } } },
-  }),
+/** The end kind of each start kind: what a span is, and what a session's end stands in for. */
+const END_OF: Record<string, string> = {
+  activation_started: "activation_ended",
+  model_call_started: "model_call_ended",
+  tool_call_started: "tool_call_ended",
 };
 
-/** Each span's start and end: end records in the page, and what a session_ended in it closed. */
-function pairs(src: SpanSource): { start: TraceRecord; end: TraceRecord }[] {
-  const out: { start: TraceRecord; end: TraceRecord }[] = [];
+/**
+ * Each span's start and end: end records in the page, and the starts a session_ended in it left
+ * open, ended by it (the span's kind is its start's; `end` is then the session_ended record).
+ */
+function pairs(src: SpanSource): { start: TraceRecord; end: TraceRecord; kind: string }[] {
+  const out: { start: TraceRecord; end: TraceRecord; kind: string }[] = [];
   for (const end of src.page) {
-    const field = ENDS[end.kind];
-    const start = field ? src.known.get(Number(end.payload[field])) : undefined;
-    if (start) out.push({ start, end });
+    const seq = startOf(end);
+    const start = seq === null ? undefined : src.known.get(seq);
+    if (start) out.push({ start, end, kind: end.kind });
     if (end.kind !== "session_ended") continue;
     for (const open of src.openAtEnd ?? []) {
-      const close = CLOSED_BY_SESSION_END[open.kind];
-      if (close && open.seq < end.seq) out.push({ start: open, end: { ...end, ...close(open.seq) } });
+      const kind = END_OF[open.kind];
+      if (kind && open.seq < end.seq) out.push({ start: open, end, kind });
     }
   }
   return out;
@@ -125,18 +125,19 @@ function pairs(src: SpanSource): { start: TraceRecord; end: TraceRecord }[] {
 interface Base {
   sessionId: string;
   start: TraceRecord;
+  /** The span's end record, or the session_ended that ended it. */
   end: TraceRecord;
   resource: Resource;
 }
 
 /** The observation records an activation_started names (what woke it). */
 export function observationsOf(start: TraceRecord): number[] {
-  const o = start.payload.observations;
-  return Array.isArray(o) ? o.filter((x): x is number => Number.isSafeInteger(x)) : [];
+  return payloadOf(start, "activation_started")?.observations ?? [];
 }
 
 function invokeAgent(b: Base, common: Attributes, observed: SpanSource["observed"]): JournalSpan {
-  const p = b.end.payload;
+  const p = payloadOf(b.end, "activation_ended");
+  const status = p?.status ?? "session_ended";
   // An activation woken by background results links to the tool calls that produced them, which
   // live in the traces of earlier activations: the chain across suspension stays navigable.
   const calls = new Map<number, number>();
@@ -156,15 +157,10 @@ function invokeAgent(b: Base, common: Attributes, observed: SpanSource["observed
   const attributes: Attributes = {
     ...common,
     "gen_ai.operation.name": "invoke_agent",
-    "brain.activation.cause": String(b.start.payload.cause ?? ""),
-    "brain.activation.status": String(p.status ?? ""),
+    "brain.activation.cause": payloadOf(b.start, "activation_started")?.cause ?? "",
+    "brain.activation.status": status,
   };
-  const error =
-    p.status === "failed"
-      ? errorCode(p.error)
-      : p.status === "cancelled" || p.status === "session_ended"
-        ? String(p.status)
-        : undefined;
+  const error = status === "failed" ? p?.error?.code : status === "completed" ? undefined : status;
   return span(b, {
     name: "invoke_agent",
     kind: SpanKind.INTERNAL,
@@ -177,57 +173,56 @@ function invokeAgent(b: Base, common: Attributes, observed: SpanSource["observed
 }
 
 function chat(b: Base, common: Attributes, requested: string | undefined): JournalSpan {
-  const p = b.end.payload;
-  const origin = b.start.payload.origin as { type?: string; sequence?: number } | undefined;
-  const activation = Number(b.start.payload.activation);
-  const response = p.response as { stopReason?: unknown } | undefined;
-  const usage = p.usage as { inputTokens?: unknown; outputTokens?: unknown } | undefined;
+  const p = payloadOf(b.end, "model_call_ended");
+  const start = payloadOf(b.start, "model_call_started");
+  const activation = start?.activation ?? b.start.seq;
   const attributes: Attributes = { ...common, "gen_ai.operation.name": "chat", "brain.model_call.origin": "agentloop" };
-  if (typeof p.model === "string") {
+  if (p?.model) {
     attributes["gen_ai.response.model"] = p.model;
     attributes["gen_ai.request.model"] ??= p.model;
   }
-  if (typeof usage?.inputTokens === "number") attributes["gen_ai.usage.input_tokens"] = usage.inputTokens;
-  if (typeof usage?.outputTokens === "number") attributes["gen_ai.usage.output_tokens"] = usage.outputTokens;
-  if (typeof response?.stopReason === "string") attributes["gen_ai.response.finish_reasons"] = [response.stopReason];
+  if (p?.usage) {
+    attributes["gen_ai.usage.input_tokens"] = p.usage.inputTokens;
+    attributes["gen_ai.usage.output_tokens"] = p.usage.outputTokens;
+  }
+  if (p?.response?.stopReason) attributes["gen_ai.response.finish_reasons"] = [p.response.stopReason];
   // A tool's own model call belongs to the tool: it is a child of the tool call's span.
   let parent = spanIdOf(b.sessionId, activation);
-  if (origin?.type === "tool" && Number.isSafeInteger(origin.sequence)) {
-    parent = spanIdOf(b.sessionId, Number(origin.sequence));
+  if (start?.origin.type === "tool") {
+    parent = spanIdOf(b.sessionId, start.origin.sequence);
     attributes["brain.model_call.origin"] = "tool";
   }
-  const model = requested ?? (typeof p.model === "string" ? p.model : undefined);
+  const model = requested ?? p?.model;
   return span(b, {
     name: model ? `chat ${model}` : "chat",
     kind: SpanKind.CLIENT,
     traceId: traceIdOf(b.sessionId, activation),
     parent,
     attributes,
-    error: outcomeError(p.outcome),
+    // Ended by the session's end: its outcome is unknown.
+    error: p ? outcomeError(p.outcome) : "session_ended",
   });
 }
 
 function executeTool(b: Base, common: Attributes, known: ReadonlyMap<number, TraceRecord>): JournalSpan {
-  const s = b.start.payload;
+  const s = payloadOf(b.start, "tool_call_started");
   // A call an MCP client started belongs to no activation: it is the root of a trace of its own,
   // named by its own sequence (the unit its tools' model calls are charged to, too).
-  const own = typeof s.activation !== "number";
-  const activation = own ? b.start.seq : Number(s.activation);
-  const tool = String(s.tool ?? "");
-  const outcome = b.end.payload.outcome as { status?: unknown } | undefined;
+  const own = s?.activation == null;
+  const activation = s?.activation ?? b.start.seq;
+  const tool = s?.tool ?? "";
+  // Ended by the session's end: cancelled, as the session's end cancels its open calls.
+  const outcome = payloadOf(b.end, "tool_call_ended")?.outcome ?? null;
   const attributes: Attributes = {
     ...common,
     "gen_ai.operation.name": "execute_tool",
     "gen_ai.tool.name": tool,
     "gen_ai.tool.type": "function",
-    "brain.tool_call.status": String(outcome?.status ?? ""),
+    "brain.tool_call.status": outcome?.status ?? "cancelled",
   };
-  if (typeof s.callId === "string") attributes["gen_ai.tool.call.id"] = s.callId;
+  if (s) attributes["gen_ai.tool.call.id"] = s.callId;
   const events = [...known.values()]
-    .filter(
-      (r) =>
-        r.seq > b.start.seq && r.seq < b.end.seq && Number(r.payload.call) === b.start.seq && !NOT_EVENTS.has(r.kind),
-    )
+    .filter((r) => r.seq > b.start.seq && r.seq < b.end.seq && callOf(r) === b.start.seq && !NOT_EVENTS.has(r.kind))
     .sort((x, y) => x.seq - y.seq)
     .map((r) => ({
       name: r.kind,
@@ -241,7 +236,7 @@ function executeTool(b: Base, common: Attributes, known: ReadonlyMap<number, Tra
     traceId: traceIdOf(b.sessionId, activation),
     parent: own ? undefined : spanIdOf(b.sessionId, activation),
     attributes,
-    error: outcomeError(outcome),
+    error: outcome ? outcomeError(outcome) : "session_ended",
     events,
   });
 }
@@ -249,21 +244,16 @@ function executeTool(b: Base, common: Attributes, known: ReadonlyMap<number, Tra
 /** What a span event says of its record: its sequence and status, never the data (content). */
 function eventAttributes(r: TraceRecord): Attributes {
   const a: Attributes = { "brain.sequence": r.seq };
-  const outcome = r.payload.outcome as { status?: unknown } | undefined;
-  if (typeof outcome?.status === "string") a["brain.outcome.status"] = outcome.status;
-  if (typeof r.payload.code === "string") a["brain.code"] = r.payload.code;
+  const status = (payloadOf(r, "tool_result") ?? payloadOf(r, "environment_operation"))?.outcome.status;
+  if (status) a["brain.outcome.status"] = status;
+  const code = payloadOf(r, "emission_rejected")?.code;
+  if (code) a["brain.code"] = code;
   return a;
 }
 
-function outcomeError(outcome: unknown): string | undefined {
-  const o = outcome as { status?: unknown; error?: unknown } | undefined;
-  if (!o || o.status === "ok") return undefined;
-  return errorCode(o.error) ?? String(o.status ?? "error");
-}
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" ? code : undefined;
+function outcomeError(outcome: RecordedOutcome): string | undefined {
+  if (outcome.status === "ok") return undefined;
+  return outcome.error?.code ?? outcome.status;
 }
 
 interface SpanShape {
