@@ -26,3 +26,48 @@ export function armAt(at: number, fire: () => void, options: { unref?: boolean }
     if (timer !== undefined) clearTimeout(timer);
   };
 }
+
+/** A task run on a period that never overlaps itself (see periodic). */
+export interface Periodic {
+  /** Runs the task now, or answers the run in progress; nothing once stopped. */
+  run(): Promise<void>;
+  /** Stops the period and waits for a run in progress to finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `task` every `periodMs`, never two runs at once: a tick that finds the last run still
+ * going is skipped, not queued. A run's failure goes to `onError` and the period goes on. The
+ * first run is at `firstAfterMs` when given, else at the first tick (or whenever `run` is called).
+ * Its timers keep the process alive only with `keepsAlive` (a heartbeat is what a process is for).
+ */
+export function periodic(
+  task: () => Promise<void>,
+  periodMs: number,
+  options: { onError: (err: unknown) => void; firstAfterMs?: number; keepsAlive?: boolean },
+): Periodic {
+  let current: Promise<void> | null = null;
+  let stopped = false;
+  const run = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
+    current ??= task()
+      .catch(options.onError)
+      .finally(() => {
+        current = null;
+      });
+    return current;
+  };
+  const timer = setInterval(() => void run(), periodMs);
+  if (!options.keepsAlive) timer.unref();
+  const first = options.firstAfterMs === undefined ? undefined : setTimeout(() => void run(), options.firstAfterMs);
+  first?.unref();
+  return {
+    run,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      clearTimeout(first);
+      await current;
+    },
+  };
+}

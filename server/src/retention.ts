@@ -1,3 +1,4 @@
+import { periodic } from "@aexhq/brain-contracts";
 import { prune } from "@aexhq/brain-db";
 import type { Services } from "./services.js";
 
@@ -15,30 +16,25 @@ export const RETENTION_PERIOD_MS = 10 * 60_000;
 export function startRetention(rt: RetentionDeps, periodMs = RETENTION_PERIOD_MS): () => void {
   if (rt.config.retentionDays <= 0) return () => {};
   const stop = new AbortController();
-  let running = false;
-  const run = async () => {
-    if (running || stop.signal.aborted) return;
-    running = true;
-    try {
+  const pruning = periodic(
+    async () => {
       const counts = await prune(rt.sql, rt.config.schema, {
         olderThanSeconds: rt.config.retentionDays * 86_400,
         signal: stop.signal,
       });
       if (counts && Object.values(counts).some((n) => n > 0)) rt.log.info({ pruned: counts }, "retention pruned");
-    } catch (err) {
-      if (!rt.availability.observe(err)) rt.log.warn({ err }, "retention prune failed");
-    } finally {
-      running = false;
-    }
-  };
-  // Not at once: a fleet restarting together would all try at the same moment.
-  const first = setTimeout(() => void run(), Math.floor(Math.random() * Math.min(periodMs, 5_000)));
-  const timer = setInterval(() => void run(), periodMs);
-  first.unref();
-  timer.unref();
+    },
+    periodMs,
+    {
+      onError: (err) => {
+        if (!rt.availability.observe(err)) rt.log.warn({ err }, "retention prune failed");
+      },
+      // Not at once: a fleet restarting together would all try at the same moment.
+      firstAfterMs: Math.floor(Math.random() * Math.min(periodMs, 5_000)),
+    },
+  );
   return () => {
     stop.abort();
-    clearTimeout(first);
-    clearInterval(timer);
+    void pruning.stop();
   };
 }

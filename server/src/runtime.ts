@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
+import { periodic } from "@aexhq/brain-contracts";
 import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
@@ -255,14 +256,11 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   // stale window (it resumes orphaned sessions for up to 2 s, and waits for any claim held up on a
   // locked session row), and a heartbeat held behind it would let another server judge this live
   // one dead, take its sessions in the middle of their model calls and end its calls unknown.
-  let beating = false;
   // The heartbeat is this server's commit probe: an UPDATE that commits every beat.
   let lastCommit = performance.now();
-  const beat = async () => {
-    if (beating) return;
-    beating = true;
-    const started = performance.now();
-    try {
+  const beats = periodic(
+    async () => {
+      const started = performance.now();
       const { verdict, at } = await heartbeat(sql, serverId);
       lastCommit = performance.now();
       if (verdict === "revived") revive(rt);
@@ -272,45 +270,23 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
       // Others judge this server by these beats: one this slow is close to a wrong verdict.
       const ms = Math.round(performance.now() - started);
       if (ms > HEARTBEAT_MS) log.warn({ ms }, "a heartbeat took longer than the interval between beats");
-    } catch (err) {
-      if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
-    } finally {
-      beating = false;
-    }
-  };
-  let sweeping = false;
-  const tick = async () => {
-    if (sweeping) return;
-    sweeping = true;
-    try {
-      await rt.actors.parkIdle();
-      await rt.repairs.run();
-      await rt.toolModels.stopEnded();
-      // What a token revoked on any server held open here goes within a heartbeat.
-      await closeRevoked(rt);
-      // After an outage every process's heartbeat is stale at once: liveness.ts keeps the first
-      // server back from declaring the others dead, or taking their sessions, before they beat.
-      await sweep(rt);
-      // The backstop of named hosts' fair shares: a share left for a replica whose server missed
-      // the notification, or that is gone, is taken by the others within a heartbeat.
-      for (const conn of rt.hosts.all()) {
-        if (conn.replicaId === null) continue;
-        await rt.dispatch.claimFor(conn).catch((err) => {
-          if (!availability.observe(err)) log.warn({ err }, "claiming a named host's calls failed");
-        });
-      }
-    } catch (err) {
+    },
+    HEARTBEAT_MS,
+    {
+      onError: (err) => {
+        if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
+      },
+      keepsAlive: true,
+    },
+  );
+  const sweeps = periodic(() => recoverySweep(rt), HEARTBEAT_MS, {
+    onError: (err) => {
       if (!availability.observe(err)) log.warn({ err }, "recovery sweep failed");
-    } finally {
-      sweeping = false;
-    }
-  };
-  const timer = setInterval(() => {
-    void beat();
-    void tick();
-  }, HEARTBEAT_MS);
-  await beat();
-  await tick();
+    },
+    keepsAlive: true,
+  });
+  await beats.run();
+  await sweeps.run();
   const stopRetention = startRetention(rt);
   // Off (nothing runs) unless an OTLP endpoint is configured.
   const traces = startTraceExporter(rt);
@@ -323,7 +299,8 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
       for (const conn of rt.hosts.all()) conn.close();
     },
     async stop() {
-      clearInterval(timer);
+      void beats.stop();
+      void sweeps.stop();
       stopRetention();
       await bounded(traces?.stop() ?? Promise.resolve(), 3000);
       await bounded(rt.actors.markIdleOnShutdown(), 2000);
@@ -370,4 +347,24 @@ async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
     }),
   ]);
   clearTimeout(timer);
+}
+
+/** What a server does every heartbeat besides beating: repairs, recovery, revocation, fair shares. */
+async function recoverySweep(rt: Runtime): Promise<void> {
+  await rt.actors.parkIdle();
+  await rt.repairs.run();
+  await rt.toolModels.stopEnded();
+  // What a token revoked on any server held open here goes within a heartbeat.
+  await closeRevoked(rt);
+  // After an outage every process's heartbeat is stale at once: liveness.ts keeps the first
+  // server back from declaring the others dead, or taking their sessions, before they beat.
+  await sweep(rt);
+  // The backstop of named hosts' fair shares: a share left for a replica whose server missed
+  // the notification, or that is gone, is taken by the others within a heartbeat.
+  for (const conn of rt.hosts.all()) {
+    if (conn.replicaId === null) continue;
+    await rt.dispatch.claimFor(conn).catch((err) => {
+      if (!rt.availability.observe(err)) rt.log.warn({ err }, "claiming a named host's calls failed");
+    });
+  }
 }

@@ -4,6 +4,7 @@
  * registers itself, heartbeats, and listens for commits that end its calls elsewhere.
  */
 import { randomUUID } from "node:crypto";
+import { periodic } from "@aexhq/brain-contracts";
 import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
@@ -151,20 +152,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       { pollMs: POLL_ENDED_MS },
       "LISTEN/NOTIFY does not deliver here (DATABASE_URL goes through a transaction-mode pooler; BRAIN_DIRECT_URL is not set): ended calls are looked for every second",
     );
-    const poller = setInterval(() => void checkEnded(), POLL_ENDED_MS);
-    poller.unref();
-    stopHearing = async () => clearInterval(poller);
+    const poller = periodic(async () => void (await checkEnded()), POLL_ENDED_MS, { onError: () => {} });
+    stopHearing = () => poller.stop();
   }
 
   // The heartbeat beats on its own, never behind the rest of the tick: a repair or a requeue
   // waiting on a lock would otherwise silence it, and a server would declare this live worker
   // dead and end its running calls `unknown`.
-  let beating = false;
   let lastBeatAt = Date.now();
-  const beatOnce = async () => {
-    if (beating) return;
-    beating = true;
-    try {
+  const beats = periodic(
+    async () => {
       if (!(await beat(sql, identity.workerId))) {
         log.warn({ workerId: identity.workerId }, "declared dead by a server while alive: re-registering");
         running.stopAll("lost");
@@ -172,33 +169,35 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       }
       lastBeatAt = Date.now();
       availability.markAvailable();
-    } catch (err) {
-      if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
-    } finally {
-      beating = false;
-    }
-  };
-  let ticking = false;
+    },
+    HEARTBEAT_MS,
+    {
+      onError: (err) => {
+        if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
+      },
+      keepsAlive: true,
+    },
+  );
   let ticks = 0;
   let bossReady: PgBoss | undefined;
-  const tick = async () => {
-    if (ticking || !availability.available) return;
-    ticking = true;
-    try {
+  const backstop = periodic(
+    async () => {
+      if (!availability.available) return;
       await repairs.run();
       await checkEnded();
       if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
         const requeued = await requeueLostWorkerJobs(sql, bossReady);
         if (requeued > 0) log.warn({ requeued }, "enqueued again the jobs of component calls left pending");
       }
-    } catch (err) {
-      if (!availability.observe(err)) log.warn({ err }, "the worker's periodic work failed");
-    } finally {
-      ticking = false;
-    }
-  };
-  const heartbeat = setInterval(() => void beatOnce(), HEARTBEAT_MS);
-  const backstop = setInterval(() => void tick(), options.backstopMs ?? HEARTBEAT_MS);
+    },
+    options.backstopMs ?? HEARTBEAT_MS,
+    {
+      onError: (err) => {
+        if (!availability.observe(err)) log.warn({ err }, "the worker's periodic work failed");
+      },
+      keepsAlive: true,
+    },
+  );
 
   const { may: mayMigrate } = await migrateRights(sql, options.schema);
   const boss = await startBoss(sql, options.schema, (err) => log.warn({ err }, "pg-boss error"), {
@@ -266,8 +265,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const stop = async () => {
     const started = Date.now();
     const phase = (name: string) => log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
-    clearInterval(heartbeat);
-    clearInterval(backstop);
+    void beats.stop();
+    void backstop.stop();
     bossReady = undefined;
     await boss.offWork(WORKER_QUEUE, { wait: false }).catch(() => {});
     phase("no more jobs");

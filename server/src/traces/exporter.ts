@@ -1,4 +1,4 @@
-import { payloadOf } from "@aexhq/brain-contracts";
+import { payloadOf, periodic } from "@aexhq/brain-contracts";
 import {
   advanceTraceCursors,
   observedCalls,
@@ -100,25 +100,16 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
     }
   };
 
-  let running: Promise<void> | null = null;
-  const tick = () => {
-    if (running || stopped) return;
-    running = round()
-      .catch((err) => {
-        if (!rt.availability.observe(err)) rt.log.warn({ err }, "trace export round failed");
-      })
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, tickMs);
-  timer.unref();
-  tick();
+  const rounds = periodic(round, tickMs, {
+    onError: (err) => {
+      if (!rt.availability.observe(err)) rt.log.warn({ err }, "trace export round failed");
+    },
+  });
+  void rounds.run();
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
-      await running;
+      await rounds.stop();
       await lease.release();
     },
   };
