@@ -278,4 +278,4 @@ export {
   SecretBox,
 } from "./secrets.js";
 export { bindSchema, type Relation, schemaOf, type Tables, tables } from "./tables.js";
-export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions, type WrittenRecord } from "./writer.js";
+export { type FlushInfo, JournalWriter, type WriteOp, type WriterOptions, type WrittenRecord } from "./writer/index.js";

@@ -14,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from "../../testkit/database.js
 import { bareSession } from "../../testkit/session-rows.js";
 
 // Appends and call transitions of different sessions in one batch share a statement
-// (db/src/writer-merge.ts). These tests run the same writes twice, merged into one batch and one by
+// (db/src/writer/merge.ts). These tests run the same writes twice, merged into one batch and one by
 // one, and require the journals, calls and budgets to come out identical: merging may change the
 // number of statements and nothing else.
 

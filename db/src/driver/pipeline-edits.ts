@@ -6,7 +6,7 @@ export interface Edit {
 
 /**
  * Pipelines: the journal writer's one-round-trip batch as one implicit transaction, which
- * Postgres answers once (writer-batch.ts's sendOneTrip). postgres.js ends every query with a
+ * Postgres answers once (writer/batch.ts's sendOneTrip). postgres.js ends every query with a
  * Sync: Postgres then answers each statement on its own (one send, one wake-up of the server's
  * event loop each) and a batch needs BEGIN and COMMIT of its own. A query whose options say
  * `pipelined` goes without it. Postgres runs the statements up to the next Sync, which the first

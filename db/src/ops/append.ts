@@ -2,7 +2,7 @@ import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 
 /** A tool call row to create with its tool_call_started record. */
 export interface NewCall {
@@ -127,7 +127,7 @@ function recordInput(r: NewRecord): RecordInput {
  * Appends records to one session's journal in one statement: bumps `sessions.last_seq` (the row
  * lock keeps seq dense and in commit order), inserts the records, and creates call rows for
  * tool_call_started records. Appends to different sessions in one batch share the statement
- * (writer-merge.ts).
+ * (writer/merge.ts).
  */
 export function appendRecords(sessionId: string, records: NewRecord[], guard: AppendGuard = {}): WriteOp<AppendResult> {
   const input: AppendInput = {

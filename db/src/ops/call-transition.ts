@@ -3,7 +3,7 @@ import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { lazyRecord, storedRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 
 /** What a host (or a worker) reports about one open call. */
 export type CallAction =
@@ -101,7 +101,7 @@ interface TransitionInput {
  * report that arrives after a terminal cause (deadline, cancellation, loss, an earlier finish)
  * writes nothing: the first terminal cause wins inside the database. An emission that would take
  * the activation past `maxBytes` writes nothing either, and says so (`overBudget`). Reports on
- * calls of different sessions in one batch share the statement (writer-merge.ts).
+ * calls of different sessions in one batch share the statement (writer/merge.ts).
  */
 export function transitionCall(
   ref: CallRef,

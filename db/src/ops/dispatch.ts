@@ -1,7 +1,7 @@
 import type { CallKey } from "../call-key.js";
 import { emptyKeys } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 
 export interface DispatchedCall extends CallKey {
   tool: string;

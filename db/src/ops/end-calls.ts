@@ -1,7 +1,7 @@
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 
 /** Which open calls to end. */
 export type EndCallsFilter =

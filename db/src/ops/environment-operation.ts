@@ -2,7 +2,7 @@
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 import { appendRecords } from "./append.js";
 import { refuseEmissionIn } from "./refuse-emission.js";
 

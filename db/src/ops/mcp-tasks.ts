@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 import type { AppendResult } from "./append.js";
 
 /**

@@ -3,7 +3,7 @@ import { BrainError, servedDifferences, type ToolPlacement } from "@aexhq/brain-
 import type { Sql, TransactionSql } from "postgres";
 import { emptyKeys } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 import type { DispatchedCall } from "./dispatch.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { type Judgement, liveServer, NO_JUDGEMENT } from "./ownership.js";

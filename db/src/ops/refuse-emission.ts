@@ -1,7 +1,7 @@
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 
 export interface RefusedEmission {
   /** How many emissions of this call have been refused, this one included. */

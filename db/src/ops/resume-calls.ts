@@ -2,7 +2,7 @@ import type { PgBoss } from "pg-boss";
 import { enqueueWorkerJob } from "../boss.js";
 import { emptyKeys } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 import { type ConnectionCallRef, type TransitionResult, transitionCall } from "./call-transition.js";
 
 /** The record kind a resume point is journaled under (Brain's own: `brain.` kinds are reserved). */

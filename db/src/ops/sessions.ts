@@ -3,7 +3,7 @@ import type { Sql, TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import type { Sealed } from "../secrets.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { placeInNamedHosts } from "./named-hosts.js";
 import type { Judgement } from "./ownership.js";

@@ -1,7 +1,7 @@
 import type { Sql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { tables } from "../tables.js";
-import type { WriteOp } from "../writer.js";
+import type { WriteOp } from "../writer/index.js";
 import type { CallRef } from "./call-transition.js";
 
 /**

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { BrainError, hop } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
-import type { DatabaseAvailability } from "./availability.js";
-import { type CommitKeys, emptyKeys, mergeKeys } from "./commit-keys.js";
+import type { DatabaseAvailability } from "../availability.js";
+import { type CommitKeys, emptyKeys, mergeKeys } from "../commit-keys.js";
+import { type BatchOutcome, batchOutcome, type MarkRule, sendOneTrip } from "./batch.js";
+import { WriterConnection } from "./connection.js";
+import { type Lane, type Settled, settle } from "./lane.js";
 import type { WriteOp, WrittenRecord } from "./write-op.js";
-import { type BatchOutcome, batchOutcome, type MarkRule, sendOneTrip } from "./writer-batch.js";
-import { WriterConnection } from "./writer-connection.js";
-import { type Lane, type Settled, settle } from "./writer-lane.js";
 
 export type { WriteOp, WrittenRecord } from "./write-op.js";
 
@@ -81,7 +81,7 @@ export interface FlushInfo {
  * Every batch sets the writer's mark (its row in writer_marks) to the batch's own id, inside the
  * batch. A batch whose every write knows its keys in advance (`notify`) is one round trip on the
  * writer's own connection: the mark, the statements and the NOTIFY as one pipeline, which Postgres
- * runs as one implicit transaction, commits at its end and answers once (writer-batch.ts). Any
+ * runs as one implicit transaction, commits at its end and answers once (batch.ts). Any
  * other batch takes two: BEGIN, the mark and the statements; then the NOTIFY (from what the
  * statements wrote) and COMMIT. When the connection dies before the commit was asked, nothing was
  * written and the batch is tried once more on a new connection (a terminated backend, a restart

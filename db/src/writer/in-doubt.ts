@@ -1,6 +1,6 @@
 import type { Sql } from "postgres";
-import { isConnectionError } from "./availability.js";
-import { tables } from "./tables.js";
+import { isConnectionError } from "../availability.js";
+import { tables } from "../tables.js";
 
 export type Fate = "committed" | "aborted" | "unknown";
 

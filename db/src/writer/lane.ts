@@ -1,5 +1,5 @@
 import type { ReservedSql, Sql } from "postgres";
-import { openLane, throughPooler } from "./connect.js";
+import { openLane, throughPooler } from "../connect.js";
 
 /** The journal writer's own connection: a one-connection pool, marked dead the moment its socket closes. */
 export interface Lane {

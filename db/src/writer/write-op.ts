@@ -1,6 +1,6 @@
 import type { TransactionSql } from "postgres";
-import type { CommitKeys } from "./commit-keys.js";
-import type { Mergeable } from "./writer-merge.js";
+import type { CommitKeys } from "../commit-keys.js";
+import type { Mergeable } from "./merge.js";
 
 /**
  * One write: a single SQL statement (usually a data-modifying CTE) and the keys it touches.
@@ -23,7 +23,7 @@ export interface WriteOp<R> {
    * `await` puts a query on the wire a microtask later, after the batch's NOTIFY and the Sync that
    * commits it, outside the transaction), so a batch made only of such ops goes
    * out in one round trip: the mark, the statements and the NOTIFY, as one pipeline that commits
-   * at its end (writer-batch.ts).
+   * at its end (batch.ts).
    */
   notify?: CommitKeys;
   /**

@@ -1,10 +1,10 @@
 import type { TransactionSql } from "postgres";
-import { isConnectionError } from "./availability.js";
-import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "./commit-keys.js";
-import { tables } from "./tables.js";
+import { isConnectionError } from "../availability.js";
+import { type CommitKeys, emptyKeys, encodeKeys, mergeKeys } from "../commit-keys.js";
+import { tables } from "../tables.js";
+import { firstFailure, type Lane, type Settled } from "./lane.js";
+import { issueWrites } from "./merge.js";
 import type { WriteOp } from "./write-op.js";
-import { firstFailure, type Lane, type Settled } from "./writer-lane.js";
-import { issueWrites } from "./writer-merge.js";
 
 /**
  * One batch's transaction on the writer's connection: the writer's mark, the writes and the
@@ -64,7 +64,7 @@ function pipelined(c: TransactionSql): TransactionSql {
   return p;
 }
 
-/** The batch's writes, merged where they can be (writer-merge.ts): one promise per write. */
+/** The batch's writes, merged where they can be (merge.ts): one promise per write. */
 export function issueBatchWrites(
   c: TransactionSql,
   ops: WriteOp<unknown>[],

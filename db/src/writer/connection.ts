@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { BrainError } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
-import { type DatabaseAvailability, isConnectionError } from "./availability.js";
-import { emptyKeys, mergeKeys } from "./commit-keys.js";
-import { lanesHoldSessions } from "./connect.js";
+import { type DatabaseAvailability, isConnectionError } from "../availability.js";
+import { emptyKeys, mergeKeys } from "../commit-keys.js";
+import { lanesHoldSessions } from "../connect.js";
+import { tables } from "../tables.js";
+import { batchOutcome, beginBatch, issueBatchWrites, notifyKeys, sendOneTrip } from "./batch.js";
 import { readMark, resolveInDoubt } from "./in-doubt.js";
-import { tables } from "./tables.js";
+import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./lane.js";
 import type { WriteOp } from "./write-op.js";
-import { batchOutcome, beginBatch, issueBatchWrites, notifyKeys, sendOneTrip } from "./writer-batch.js";
-import { firstFailure, type Lane, openWriterLane, type Settled, settle } from "./writer-lane.js";
 
 /** What the writer's connection needs of the writer's options. */
 export interface ConnectionOptions {
