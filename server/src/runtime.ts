@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import { periodic } from "@aexhq/brain-contracts";
 import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
@@ -11,7 +10,6 @@ import {
   DatabaseAvailability,
   endCalls,
   endOverdueCalls,
-  heartbeat,
   InvocationSigner,
   JournalWriter,
   migrateRights,
@@ -36,12 +34,9 @@ import { PrometheusMetrics } from "./metrics/prometheus.js";
 import { type Metrics, noMetrics } from "./metrics/sink.js";
 import { OwnedStreams } from "./owned-streams.js";
 import { Quotas } from "./quotas.js";
-import { sweep } from "./recovery.js";
 import { ReplicaLagSampler } from "./replica-lag.js";
-import { startRetention } from "./retention.js";
-import { closeRevoked } from "./revocation.js";
+import { HEARTBEAT_MS, type ServerLoops, startServerLoops } from "./server-loops.js";
 import type { Services } from "./services.js";
-import { startTraceExporter } from "./traces/exporter.js";
 import { startWakeups, type Wakeups } from "./wakeups.js";
 
 /**
@@ -79,7 +74,6 @@ export interface RunningRuntime extends Runtime {
   stop(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 1000;
 /** No heartbeat committed for this long: the writer cannot commit, and the server is not ready. */
 export const COMMIT_STALL_MS = 10_000;
 
@@ -87,6 +81,8 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   const serverId = randomUUID();
   // LISTEN, or polling where it cannot deliver; in place before the first request.
   let wakeups: Wakeups | undefined;
+  // The heartbeat and the sweeps, once the runtime is built (server-loops.ts).
+  let loops: ServerLoops | undefined;
   const closing = new AbortController();
   // Every request waiting on a journal and every running Environment call listens for the
   // shutdown: hundreds at once are normal, and Node's leak warning past ten would be a false alarm.
@@ -105,22 +101,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   const prometheus =
     config.metrics === "off"
       ? null
-      : new PrometheusMetrics(
-          {
-            *loops() {
-              for (const a of actorsRef?.all() ?? [])
-                yield { open: a.state.open.size, turn: a.state.activation !== null };
-            },
-            parked: () => actorsRef?.parkedCount ?? 0,
-            *connections() {
-              for (const c of hostsRef?.all() ?? [])
-                yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
-            },
-            polling: () => wakeups?.polling === true,
-            replicaLag: () => lag.current,
-          },
-          { replica: readSql !== sql },
-        );
+      : serverMetrics({ actors: () => actorsRef, hosts: () => hostsRef, wakeups: () => wakeups, lag }, readSql !== sql);
   const metrics: Metrics = prometheus ?? noMetrics;
   const availability = new DatabaseAvailability(sql, {
     onChange: (available) => {
@@ -244,7 +225,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
     readiness: () => ({
       database: availability.available,
       listening: wakeups?.listening === true,
-      committing: performance.now() - lastCommit < COMMIT_STALL_MS,
+      committing: !loops || performance.now() - loops.lastCommit() < COMMIT_STALL_MS,
     }),
     commits,
   };
@@ -252,44 +233,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   await registerServer(sql, serverId);
   wakeups = await startWakeups({ ...rt, commits });
 
-  // The heartbeat beats on its own, never behind the sweep: a sweep can take longer than the
-  // stale window (it resumes orphaned sessions for up to 2 s, and waits for any claim held up on a
-  // locked session row), and a heartbeat held behind it would let another server judge this live
-  // one dead, take its sessions in the middle of their model calls and end its calls unknown.
-  // The heartbeat is this server's commit probe: an UPDATE that commits every beat.
-  let lastCommit = performance.now();
-  const beats = periodic(
-    async () => {
-      const started = performance.now();
-      const { verdict, at } = await heartbeat(sql, serverId);
-      lastCommit = performance.now();
-      if (verdict === "revived") revive(rt);
-      availability.markAvailable();
-      liveness.beat(at);
-      lag.sample();
-      // Others judge this server by these beats: one this slow is close to a wrong verdict.
-      const ms = Math.round(performance.now() - started);
-      if (ms > HEARTBEAT_MS) log.warn({ ms }, "a heartbeat took longer than the interval between beats");
-    },
-    HEARTBEAT_MS,
-    {
-      onError: (err) => {
-        if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
-      },
-      keepsAlive: true,
-    },
-  );
-  const sweeps = periodic(() => recoverySweep(rt), HEARTBEAT_MS, {
-    onError: (err) => {
-      if (!availability.observe(err)) log.warn({ err }, "recovery sweep failed");
-    },
-    keepsAlive: true,
-  });
-  await beats.run();
-  await sweeps.run();
-  const stopRetention = startRetention(rt);
-  // Off (nothing runs) unless an OTLP endpoint is configured.
-  const traces = startTraceExporter(rt);
+  loops = await startServerLoops(rt, { liveness, lag });
 
   return Object.assign(rt, {
     beginShutdown() {
@@ -298,43 +242,8 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
       rt.streams.end();
       for (const conn of rt.hosts.all()) conn.close();
     },
-    async stop() {
-      void beats.stop();
-      void sweeps.stop();
-      stopRetention();
-      await bounded(traces?.stop() ?? Promise.resolve(), 3000);
-      await bounded(rt.actors.markIdleOnShutdown(), 2000);
-      rt.actors.stopAll();
-      // Requests in flight are interrupted: journaled `unknown`, never replayed.
-      await rt.toolModels.stopAll();
-      for (const conn of rt.hosts.all()) conn.close();
-      // Calls dispatched on our connections can no longer report: they end unknown now, rather
-      // than when another server notices we are gone.
-      await writer
-        .submit(endCalls({ serverId }, { status: "unknown", cause: "connection_lost" }))
-        .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
-      await writer.close();
-      // A shutdown must end: each remaining step gets a bounded wait.
-      await bounded(boss.stop({ graceful: false, timeout: 2000 }), 3000);
-      await bounded(wakeups?.stop() ?? Promise.resolve(), 2000);
-      availability.close();
-      await bounded(stopServer(sql, serverId), 2000);
-      if (readSql !== sql) await bounded(readSql.end({ timeout: 1 }), 2000);
-      await egress.close();
-    },
+    stop: () => stopRuntime(rt, { loops, wakeups, boss, egress }),
   });
-}
-
-/**
- * Another server declared this one dead while it was cut off: its host connections were closed and
- * their calls ended `unknown` in the journal. The sockets are dropped so the hosts reconnect and
- * get connections that count again, and every actor re-reads its journal (one whose session was
- * taken over finds its next write fenced and stops).
- */
-function revive(rt: Runtime): void {
-  rt.log.warn({ serverId: rt.serverId }, "declared dead while cut off from the database: rejoining");
-  for (const conn of rt.hosts.all()) conn.close(1012, "server rejoining");
-  rt.actors.kickAll();
 }
 
 /** Waits for `work` at most `ms`; a failure or a timeout is ignored (used on shutdown only). */
@@ -349,22 +258,62 @@ async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** What a server does every heartbeat besides beating: repairs, recovery, revocation, fair shares. */
-async function recoverySweep(rt: Runtime): Promise<void> {
-  await rt.actors.parkIdle();
-  await rt.repairs.run();
-  await rt.toolModels.stopEnded();
-  // What a token revoked on any server held open here goes within a heartbeat.
-  await closeRevoked(rt);
-  // After an outage every process's heartbeat is stale at once: liveness.ts keeps the first
-  // server back from declaring the others dead, or taking their sessions, before they beat.
-  await sweep(rt);
-  // The backstop of named hosts' fair shares: a share left for a replica whose server missed
-  // the notification, or that is gone, is taken by the others within a heartbeat.
-  for (const conn of rt.hosts.all()) {
-    if (conn.replicaId === null) continue;
-    await rt.dispatch.claimFor(conn).catch((err) => {
-      if (!rt.availability.observe(err)) rt.log.warn({ err }, "claiming a named host's calls failed");
-    });
-  }
+/** The server's Prometheus metrics; the gauges read the actors and host sockets when scraped. */
+function serverMetrics(
+  parts: {
+    actors: () => ActorRegistry | undefined;
+    hosts: () => HostRegistry<HostConnection> | undefined;
+    wakeups: () => Wakeups | undefined;
+    lag: ReplicaLagSampler;
+  },
+  replica: boolean,
+): PrometheusMetrics {
+  return new PrometheusMetrics(
+    {
+      *loops() {
+        for (const a of parts.actors()?.all() ?? [])
+          yield { open: a.state.open.size, turn: a.state.activation !== null };
+      },
+      parked: () => parts.actors()?.parkedCount ?? 0,
+      *connections() {
+        for (const c of parts.hosts()?.all() ?? [])
+          yield { kind: c.replicaId === null ? "host" : "replica", pending: c.pendingCalls };
+      },
+      polling: () => parts.wakeups()?.polling === true,
+      replicaLag: () => parts.lag.current,
+    },
+    { replica },
+  );
+}
+
+/** A server's shutdown, each step bounded: its loops, its Agentloops and calls, then its connections. */
+async function stopRuntime(
+  rt: Runtime,
+  parts: {
+    loops: ServerLoops | undefined;
+    wakeups: Wakeups | undefined;
+    boss: { stop(options: { graceful: boolean; timeout: number }): Promise<unknown> };
+    egress: Egress;
+  },
+): Promise<void> {
+  const { loops, wakeups, boss, egress } = parts;
+  await bounded(loops?.stop() ?? Promise.resolve(), 3000);
+  await bounded(rt.actors.markIdleOnShutdown(), 2000);
+  rt.actors.stopAll();
+  // Requests in flight are interrupted: journaled `unknown`, never replayed.
+  await rt.toolModels.stopAll();
+  for (const conn of rt.hosts.all()) conn.close();
+  // Calls dispatched on our connections can no longer report: they end unknown now, rather
+  // than when another server notices we are gone.
+  await rt.writer
+    .submit(endCalls({ serverId: rt.serverId }, { status: "unknown", cause: "connection_lost" }))
+    .catch((err) => rt.log.warn({ err }, "could not end calls on shutdown"));
+  await rt.writer.close();
+  // A shutdown must end: each remaining step gets a bounded wait.
+  await bounded(boss.stop({ graceful: false, timeout: 2000 }), 3000);
+  await bounded(wakeups?.stop() ?? Promise.resolve(), 2000);
+  rt.availability.close();
+  await bounded(stopServer(rt.sql, rt.serverId), 2000);
+  if (rt.readSql !== rt.sql) await bounded(rt.readSql.end({ timeout: 1 }), 2000);
+  await egress.close();
 }

@@ -22,8 +22,8 @@ import {
   migrateRights,
   PendingRepairs,
   releaseResumableCalls,
-  requeueLostWorkerJobs,
   SecretBox,
+  type Sql,
   startBoss,
   stopServer,
   WORKER_QUEUE,
@@ -37,10 +37,11 @@ import { startHealthServer } from "./health-server.js";
 import { runWorkerJob } from "./invocation.js";
 import { createLogger, type Logger } from "./log.js";
 import { WorkerMetrics } from "./metrics.js";
-import { beat, type Identity, register } from "./registration.js";
+import { register } from "./registration.js";
 import { RunningCalls } from "./running-calls.js";
 import { DEFAULT_COMPONENT_LIMITS, memoryPages } from "./sandbox/limits.js";
 import { SparePool } from "./spare-threads.js";
+import { HEARTBEAT_MS, startWorkerLoops } from "./worker-loops.js";
 
 export interface StartWorkerOptions extends WorkerConfig {
   /** Defaults to a pino logger at `logLevel` on stderr. */
@@ -66,9 +67,6 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 1000;
-/** Looks for component calls whose job was lost every few heartbeats. */
-const REQUEUE_EVERY_TICKS = 5;
 /**
  * On stop, how long running invocations get to finish by themselves. The whole stop stays well
  * under the 10 s a launcher gives a process to exit.
@@ -95,7 +93,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     ...(options.directUrl ? { directUrl: options.directUrl } : {}),
   });
   await migrate(sql, options.schema);
-  let identity: Identity = await register(sql);
+  const identity = { current: await register(sql) };
   // Notifications carry their origin so a process skips its own; this one outlives re-registration.
   const origin = randomUUID();
   const channel = channelFor(options.schema);
@@ -124,7 +122,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     sql,
     writer,
     secrets,
-    runnerId: () => identity.workerId,
+    runnerId: () => identity.current.workerId,
     maxModelCalls: options.maxModelCalls,
     transport: { fetch: egress.fetch, maxAnswerBytes: options.maxUpstreamBytes },
   });
@@ -134,70 +132,20 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       log.warn({ err }, "checking for ended calls failed"),
     );
 
-  const onKeys: CommitHandler = (keys, from) => {
-    // Our own commits never end a call elsewhere.
-    if (from !== origin) void checkEnded([...keys.sessions.keys()]);
-  };
-  const onConnect = () => void checkEnded();
-  let stopHearing: () => Promise<void>;
-  if (options.commits) {
-    const off = options.commits.subscribe(onKeys, onConnect);
-    stopHearing = async () => void off();
-  } else if (lanesHoldSessions(sql)) {
-    const listener = await listenForCommits(sql, channel, origin, onKeys, onConnect);
-    stopHearing = () => listener.unlisten();
-  } else {
-    // A transaction-mode pooler and no direct URL: no LISTEN; its calls are looked at every second.
-    log.warn(
-      { pollMs: POLL_ENDED_MS },
-      "LISTEN/NOTIFY does not deliver here (DATABASE_URL goes through a transaction-mode pooler; BRAIN_DIRECT_URL is not set): ended calls are looked for every second",
-    );
-    const poller = periodic(async () => void (await checkEnded()), POLL_ENDED_MS, { onError: () => {} });
-    stopHearing = () => poller.stop();
-  }
+  const stopHearing = await hearEndedCalls({ sql, log, channel, origin, commits: options.commits, checkEnded });
 
-  // The heartbeat beats on its own, never behind the rest of the tick: a repair or a requeue
-  // waiting on a lock would otherwise silence it, and a server would declare this live worker
-  // dead and end its running calls `unknown`.
-  let lastBeatAt = Date.now();
-  const beats = periodic(
-    async () => {
-      if (!(await beat(sql, identity.workerId))) {
-        log.warn({ workerId: identity.workerId }, "declared dead by a server while alive: re-registering");
-        running.stopAll("lost");
-        identity = await register(sql);
-      }
-      lastBeatAt = Date.now();
-      availability.markAvailable();
-    },
-    HEARTBEAT_MS,
-    {
-      onError: (err) => {
-        if (!availability.observe(err)) log.warn({ err }, "heartbeat failed");
-      },
-      keepsAlive: true,
-    },
-  );
-  let ticks = 0;
   let bossReady: PgBoss | undefined;
-  const backstop = periodic(
-    async () => {
-      if (!availability.available) return;
-      await repairs.run();
-      await checkEnded();
-      if (bossReady && ++ticks % REQUEUE_EVERY_TICKS === 0) {
-        const requeued = await requeueLostWorkerJobs(sql, bossReady);
-        if (requeued > 0) log.warn({ requeued }, "enqueued again the jobs of component calls left pending");
-      }
-    },
-    options.backstopMs ?? HEARTBEAT_MS,
-    {
-      onError: (err) => {
-        if (!availability.observe(err)) log.warn({ err }, "the worker's periodic work failed");
-      },
-      keepsAlive: true,
-    },
-  );
+  const loops = startWorkerLoops({
+    sql,
+    log,
+    availability,
+    repairs,
+    running,
+    identity,
+    checkEnded,
+    boss: () => bossReady,
+    backstopMs: options.backstopMs,
+  });
 
   const { may: mayMigrate } = await migrateRights(sql, options.schema);
   const boss = await startBoss(sql, options.schema, (err) => log.warn({ err }, "pg-boss error"), {
@@ -212,13 +160,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     cache,
     running,
     spares,
-    connectionId: () => identity.connectionId,
+    connectionId: () => identity.current.connectionId,
     maxEmittedBytes: options.maxEmittedBytes,
     maxModelCalls: options.maxModelCalls,
     afterEndGraceMs: options.afterEndGraceMs ?? 1000,
     secrets,
     models,
-    workerId: () => identity.workerId,
+    workerId: () => identity.current.workerId,
     log,
     repairs,
     egress,
@@ -228,22 +176,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
   };
   const tokenSlots = tokenSlotsOf(options);
-  await consumeJobs(boss, { concurrency: options.concurrency, tokenSlots }, async (job) => {
-    const started = performance.now();
-    const data = JobSchema.safeParse(job.data);
-    if (!data.success) {
-      log.error({ jobId: job.id }, "malformed component job ignored");
-      metrics?.job({ outcome: "malformed", env: null }, performance.now() - started);
-      return;
-    }
-    const result = await runWorkerJob(deps, data.data).catch((err) => {
-      log.error({ err, ...data.data }, "component job failed");
-      return { outcome: "failed" as const, env: null };
-    });
-    metrics?.job(result, performance.now() - started);
-  });
+  await consumeComponentJobs(boss, deps, { concurrency: options.concurrency, tokenSlots }, metrics);
   log.info(
-    { workerId: identity.workerId, concurrency: options.concurrency, tokenSlots },
+    { workerId: identity.current.workerId, concurrency: options.concurrency, tokenSlots },
     "worker consuming component jobs",
   );
   const health =
@@ -253,57 +188,36 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       options.health.port,
       3 * HEARTBEAT_MS,
       () => ({
-        workerId: identity.workerId,
+        workerId: identity.current.workerId,
         database: availability.available,
-        heartbeatAgeMs: Date.now() - lastBeatAt,
+        heartbeatAgeMs: Date.now() - loops.lastBeatAt(),
         boss: bossReady !== undefined,
       }),
       metrics?.registry,
     ));
 
   let stopping: Promise<void> | undefined;
-  const stop = async () => {
-    const started = Date.now();
-    const phase = (name: string) => log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
-    void beats.stop();
-    void backstop.stop();
+  const stop = () => {
     bossReady = undefined;
-    await boss.offWork(WORKER_QUEUE, { wait: false }).catch(() => {});
-    phase("no more jobs");
-    const until = Date.now() + SHUTDOWN_GRACE_MS;
-    while (running.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    phase(`grace over, ${running.size} still running`);
-    running.stopAll("shutdown");
-    // Model requests of the stopped calls are interrupted: journaled `unknown`, never replayed.
-    await models.stopAll();
-    spares.close();
-    await egress.close();
-    // Calls that can be resumed (MCP tasks) go to another worker; the rest were interrupted:
-    // nobody can say how far they got.
-    await writer
-      .submit(releaseResumableCalls(boss, { connectionId: identity.connectionId }))
-      .catch((err) => log.warn({ err }, "could not release resumable calls on shutdown"));
-    await writer
-      .submit(endCalls({ connectionId: identity.connectionId }, { status: "unknown", cause: "worker_lost" }))
-      .catch((err) => log.warn({ err }, "could not end calls on shutdown"));
-    // Drains, then gives back the writer's own connection.
-    await writer.close();
-    phase("calls ended");
-    await boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
-    phase("pg-boss stopped");
-    await stopHearing().catch(() => {});
-    phase("unlistened");
-    await stopServer(sql, identity.workerId).catch(() => {});
-    phase("unregistered");
-    // Every write has drained: whatever is still open need not be waited for long.
-    availability.close();
-    await sql.end({ timeout: 1 });
-    await health?.close();
-    phase("stopped");
+    return stopWorker({
+      log,
+      loops,
+      boss,
+      running,
+      models,
+      spares,
+      egress,
+      writer,
+      identity,
+      stopHearing,
+      sql,
+      availability,
+      health,
+    });
   };
   return {
     get id() {
-      return identity.workerId;
+      return identity.current.workerId;
     },
     healthUrl: health?.url,
     stop() {
@@ -311,4 +225,122 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       return stopping;
     },
   };
+}
+
+/** Takes component jobs from pg-boss, each run as one call (invocation.ts), within the slots. */
+async function consumeComponentJobs(
+  boss: PgBoss,
+  deps: Parameters<typeof runWorkerJob>[0],
+  slots: Parameters<typeof consumeJobs>[1],
+  metrics: WorkerMetrics | null,
+): Promise<void> {
+  await consumeJobs(boss, slots, async (job) => {
+    const started = performance.now();
+    const data = JobSchema.safeParse(job.data);
+    if (!data.success) {
+      deps.log.error({ jobId: job.id }, "malformed component job ignored");
+      metrics?.job({ outcome: "malformed", env: null }, performance.now() - started);
+      return;
+    }
+    const result = await runWorkerJob(deps, data.data).catch((err) => {
+      deps.log.error({ err, ...data.data }, "component job failed");
+      return { outcome: "failed" as const, env: null };
+    });
+    metrics?.job(result, performance.now() - started);
+  });
+}
+
+/**
+ * How the worker hears that calls it runs ended elsewhere: the commit feed of a server in the same
+ * process, its own LISTEN, or (a transaction-mode pooler, no direct URL) a look every second.
+ * Returns the stop.
+ */
+async function hearEndedCalls(deps: {
+  sql: Sql;
+  log: Logger;
+  channel: string;
+  origin: string;
+  commits: CommitFeed | undefined;
+  checkEnded: (sessions?: readonly string[]) => Promise<unknown>;
+}): Promise<() => Promise<void>> {
+  const { sql, log, checkEnded } = deps;
+  const onKeys: CommitHandler = (keys, from) => {
+    // Our own commits never end a call elsewhere.
+    if (from !== deps.origin) void checkEnded([...keys.sessions.keys()]);
+  };
+  const onConnect = () => void checkEnded();
+  if (deps.commits) {
+    const off = deps.commits.subscribe(onKeys, onConnect);
+    return async () => void off();
+  }
+  if (lanesHoldSessions(sql)) {
+    const listener = await listenForCommits(sql, deps.channel, deps.origin, onKeys, onConnect);
+    return () => listener.unlisten();
+  }
+  log.warn(
+    { pollMs: POLL_ENDED_MS },
+    "LISTEN/NOTIFY does not deliver here (DATABASE_URL goes through a transaction-mode pooler; BRAIN_DIRECT_URL is not set): ended calls are looked for every second",
+  );
+  const poller = periodic(async () => void (await checkEnded()), POLL_ENDED_MS, { onError: () => {} });
+  return () => poller.stop();
+}
+
+/** The parts of a running worker its stop takes down. */
+interface WorkerParts {
+  log: Logger;
+  loops: { stop(): void };
+  boss: PgBoss;
+  running: RunningCalls;
+  models: ToolModelCalls;
+  spares: SparePool;
+  egress: Egress;
+  writer: JournalWriter;
+  identity: { current: { workerId: string; connectionId: string } };
+  stopHearing: () => Promise<void>;
+  sql: Sql;
+  availability: DatabaseAvailability;
+  health: { close(): Promise<void> } | false | undefined;
+}
+
+/**
+ * Stops taking jobs, lets running calls finish for a moment, then ends the rest `unknown` (those
+ * that can resume go to another worker), and gives back every connection.
+ */
+async function stopWorker(p: WorkerParts): Promise<void> {
+  const started = Date.now();
+  const phase = (name: string) => p.log.debug({ ms: Date.now() - started }, `stopping: ${name}`);
+  const { connectionId, workerId } = p.identity.current;
+  p.loops.stop();
+  await p.boss.offWork(WORKER_QUEUE, { wait: false }).catch(() => {});
+  phase("no more jobs");
+  const until = Date.now() + SHUTDOWN_GRACE_MS;
+  while (p.running.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  phase(`grace over, ${p.running.size} still running`);
+  p.running.stopAll("shutdown");
+  // Model requests of the stopped calls are interrupted: journaled `unknown`, never replayed.
+  await p.models.stopAll();
+  p.spares.close();
+  await p.egress.close();
+  // Calls that can be resumed (MCP tasks) go to another worker; the rest were interrupted:
+  // nobody can say how far they got.
+  await p.writer
+    .submit(releaseResumableCalls(p.boss, { connectionId }))
+    .catch((err) => p.log.warn({ err }, "could not release resumable calls on shutdown"));
+  await p.writer
+    .submit(endCalls({ connectionId }, { status: "unknown", cause: "worker_lost" }))
+    .catch((err) => p.log.warn({ err }, "could not end calls on shutdown"));
+  // Drains, then gives back the writer's own connection.
+  await p.writer.close();
+  phase("calls ended");
+  await p.boss.stop({ graceful: false, timeout: 2000 }).catch(() => {});
+  phase("pg-boss stopped");
+  await p.stopHearing().catch(() => {});
+  phase("unlistened");
+  await stopServer(p.sql, workerId).catch(() => {});
+  phase("unregistered");
+  // Every write has drained: whatever is still open need not be waited for long.
+  p.availability.close();
+  await p.sql.end({ timeout: 1 });
+  if (p.health) await p.health.close();
+  phase("stopped");
 }
