@@ -17,7 +17,7 @@ const LISTENING = /^Brain listening on (http:\/\/\S+)$/m;
 
 /**
  * The V8 flags the server runs with in production: the ones `npm start` passes (the root
- * package.json's `start` script, `node <flags> cli/bin/brain.js start`), which README tells every
+ * package.json's `start` script, `node <flags> cli/bin/brain.js start`), which docs/architecture.md tells every
  * other launch to pass too.
  */
 export function serverNodeFlags(root: string): string[] {

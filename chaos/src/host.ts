@@ -1,6 +1,6 @@
 // A chaos host process: an application serving host tools over the SDK. On its first start it
 // creates its sessions and saves the host credentials and session ids; when restarted after a
-// SIGKILL it reattaches to the same sessions with them (README: Reattachment).
+// SIGKILL it reattaches to the same sessions with them (docs/tools.md).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Brain } from "@aexhq/brain";
 import type { ScriptStep } from "@aexhq/brain-contracts";

@@ -1,4 +1,4 @@
-// The journal's invariants, in SQL: each check is one of the product's promises (README: Architecture,
+// The journal's invariants, in SQL: each check is one of the product's promises (docs/architecture.md,
 // Tools: what Brain promises, Failure semantics) and selects the rows that break it. They run in one
 // REPEATABLE READ transaction, so they all see the same snapshot, against Brain's documented views
 // (brain.journal, brain.tool_calls, brain.model_calls) plus sessions.last_seq, and the run's own records in the

@@ -1,5 +1,5 @@
 // `npm run chaos`: Brain under load while processes and Postgres fail at random points, then the
-// journal's invariants checked in SQL. Exits non-zero on any violation. See README: Chaos.
+// journal's invariants checked in SQL. Exits non-zero on any violation. See docs/testing.md, Chaos.
 import { mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-/** Exit codes, documented in the README: 0 ok, 1 failure, 2 usage. */
+/** Exit codes, documented in docs/operations.md: 0 ok, 1 failure, 2 usage. */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

@@ -1,5 +1,5 @@
 /**
- * The one list of stable error codes. Server, worker and SDK all speak these strings; the README's
+ * The one list of stable error codes. Server, worker and SDK all speak these strings; docs/errors.md's
  * "Error codes" table is checked against this list by a test, so nothing undocumented exists.
  *
  * `http` is the status the HTTP API answers with; `scope` says where a code can appear:

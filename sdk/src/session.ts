@@ -71,7 +71,7 @@ export class Session {
    * with its final text when it completes; rejects with the activation's error code when it
    * fails (e.g. `model_budget_exceeded`, `model_call_lost`, a `model_*` provider code), with
    * `turn_cancelled` when it is cancelled or the session ends first. The wait follows the
-   * journal, so it survives reconnections, server restarts and fail-over (see README).
+   * journal, so it survives reconnections, server restarts and fail-over (see docs/sessions.md).
    */
   async send(text: string, options: SendOptions = {}): Promise<string> {
     const { deadline, timeoutMs } = options;

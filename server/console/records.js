@@ -1,6 +1,6 @@
 // How each journal record reads in a session's timeline: a label and a summary built from its
 // payload. Every payload value is shown as text (see dom.js); none is trusted to have the shape
-// the README documents, so a missing or odd field shows as nothing rather than breaking the page.
+// docs/sql.md documents, so a missing or odd field shows as nothing rather than breaking the page.
 import { badge, brief, duration, h, shortId } from "./dom.js";
 
 /** @typedef {{ sequence: number, kind: string, payload: any, createdAt: string }} JournalEvent */

@@ -120,7 +120,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         title: "Brain on Postgres",
         version: "0.1.0",
         description:
-          "A durable runtime for the tools of AI-agent sessions. Errors are `{ error: { code, message, details? } }` with the stable codes of the README's Error codes table; each operation lists the codes it can answer.",
+          "A durable runtime for the tools of AI-agent sessions. Errors are `{ error: { code, message, details? } }` with the stable codes of docs/errors.md; each operation lists the codes it can answer.",
       },
       paths,
       components: {

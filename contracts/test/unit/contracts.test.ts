@@ -8,9 +8,8 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 
 describe("error codes", () => {
-  it("the README's table lists exactly the codes in contracts, with the same HTTP status and scope", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
-    const section = readme.split("## Error codes")[1]?.split(/\n## /)[0] ?? "";
+  it("docs/errors.md lists exactly the codes in contracts, with the same HTTP status and scope", () => {
+    const section = readFileSync(join(root, "docs", "errors.md"), "utf8");
     const rows = [...section.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\S+)\s*\|\s*(\w+)\s*\|/gm)].map((m) => ({
       code: m[1]!,
       http: m[2] === "—" ? 0 : Number(m[2]),
@@ -52,9 +51,9 @@ describe("record kinds", () => {
     expect(isReservedKind("lookup_started")).toBe(false);
   });
 
-  it("the README documents every record kind", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
-    for (const k of RECORD_KINDS) expect(readme).toMatch(new RegExp(`^\\|\\s*\`${k}\`\\s*\\|`, "m"));
+  it("docs/sql.md documents every record kind", () => {
+    const page = readFileSync(join(root, "docs", "sql.md"), "utf8");
+    for (const k of RECORD_KINDS) expect(page).toMatch(new RegExp(`^\\|\\s*\`${k}\`\\s*\\|`, "m"));
   });
 });
 

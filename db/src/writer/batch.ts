@@ -98,8 +98,8 @@ export interface SentBatch {
   /**
    * The answer to its last write. Postgres answers a pipeline at its end, after the commit, so
    * this comes with the rest unless the driver had to describe a statement first (the writer's
-   * rule for sending a batch behind another, writer.ts, then rarely fires on one machine; see
-   * BENCHMARKS.md's sixteenth pass for what a Flush after the writes did across a network).
+   * rule for sending a batch behind another, writer/index.ts, then rarely fires on one machine; a Flush after the writes would cost
+   * a round trip across a network).
    */
   lastWrite: Promise<unknown>;
 }

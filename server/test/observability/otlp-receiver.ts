@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** The derivation the README documents: trace and span ids are hashes of (session, sequence). */
+/** The derivation docs/observability.md documents: trace and span ids are hashes of (session, sequence). */
 export const traceIdOf = (session: string, activation: number) =>
   createHash("sha256").update(`brain.trace:${session}:${activation}`).digest("hex").slice(0, 32);
 export const spanIdOf = (session: string, seq: number) =>

@@ -182,12 +182,12 @@ describe("HTTP bodies and parameters", () => {
 });
 
 describe("host WebSocket frames", () => {
-  /** Refusals that must write nothing (the others journal by design, see the README). */
+  /** Refusals that must write nothing (the others journal by design, see docs/errors.md). */
   const WRITES_NOTHING = new Set(["invalid_frame", "invalid_kind", "reserved_kind", "call_not_found", "call_ended"]);
   const THIS_SESSION = "<this session>";
   const THIS_CALL = -4242;
 
-  it("any frame gets one documented answer; refusals write nothing but what the README says", {
+  it("any frame gets one documented answer; refusals write nothing but what docs/errors.md says", {
     timeout: 120_000,
   }, async () => {
     const host = await registerHostOn(brain);
