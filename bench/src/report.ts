@@ -309,7 +309,7 @@ function cpuPerCall(figures: Figure[], name: string): number | undefined {
 }
 
 /**
- * The hot-path issue's targets (issue 14), each with its measured value (met is null when not
+ * The hot path's targets, each with its measured value (met is null when not
  * measured in this run) and, when floor_stack ran, the same target measured on the bare stack: a
  * target the bare stack misses too is stopped by the stack and the machine, not by Brain's code.
  */

@@ -14,7 +14,7 @@ import { rate, value } from "./stats.js";
  * N to 3N sessions ÷ 2N, the slope an operator plans capacity with. The first batch also grows what
  * a fresh server grows once, whatever the number of sessions (V8's old space and code, the
  * allocator's arenas after the first burst of load): it is reported apart, as `.first_rss` and
- * `.first_heap` (see BENCHMARKS.md, "Hot path, ninth pass").
+ * `.first_heap`.
  *
  * Every RSS figure leaves out what V8's young generation added meanwhile: the server's
  * semi-spaces (64 MiB each, see server/src/main.ts) fill up with the creation burst's allocation

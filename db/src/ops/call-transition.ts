@@ -145,7 +145,7 @@ export function transitionCall(
             ? // As the statement writes it (jsonb_build_object('call', …, 'outcome', …)): the call
               // row's outcome as Postgres returned it, keys already in jsonb's order. Every finish
               // is folded by its Agentloop: a copy through JSON there was 3 % of the server's busy
-              // time under tool_throughput (BENCHMARKS.md, eighteenth pass).
+              // time under tool_throughput.
               storedRecord(first + i, r.kind, at, { call: ref.seq, outcome: result.outcome })
             : lazyRecord(first + i, r.kind, at, () => r.payload),
         ),
