@@ -7,7 +7,16 @@ import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { componentCall } from "./component-call.js";
+import { floorStack, floorStackJournal } from "./baselines/bare-stack/floor-stack.js";
+import { floorCommit } from "./baselines/floor-commit.js";
+import { floorJournal } from "./baselines/floor-journal.js";
+import { graphileRoundtrip } from "./baselines/graphile-roundtrip.js";
+import { pgbossRoundtrip } from "./baselines/pgboss-roundtrip.js";
+import type { Figure } from "./measure/stats.js";
+import type { Ratio } from "./report/figures.js";
+import { ratios } from "./report/ratios.js";
+import { ratioTable, table, targetTable } from "./report/tables.js";
+import { targets } from "./report/targets.js";
 import {
   type BenchContext,
   type BenchOptions,
@@ -15,29 +24,23 @@ import {
   type ScenarioResult,
   serverWarnings,
   startBrain,
-} from "./context.js";
-import { adminSql, postgresInfo, resolveCluster, type StatementStat } from "./database.js";
-import { emit } from "./emit.js";
-import { floorCommit } from "./floor-commit.js";
-import { floorJournal } from "./floor-journal.js";
-import { floorStack, floorStackJournal } from "./floor-stack.js";
-import { graphileRoundtrip } from "./graphile-roundtrip.js";
-import { journalSize } from "./journal-size.js";
-import { machineInfo } from "./machine.js";
-import { parkedMemory } from "./parked-memory.js";
-import { pgbossRoundtrip } from "./pgboss-roundtrip.js";
-import { machineBusySeconds, type ServerEntry } from "./proc.js";
-import { type Ratio, ratios, ratioTable, table, targets, targetTable } from "./report.js";
-import { medianRatios, medianRound, type ScenarioRounds } from "./rounds.js";
-import { type ScenarioDatabase, ScenarioDatabases } from "./scenario-database.js";
-import { sessionMemory } from "./session-memory.js";
-import type { Figure } from "./stats.js";
-import { takeover } from "./takeover.js";
-import { toolDispatch } from "./tool-dispatch.js";
-import { toolScaling, twoServers } from "./tool-scaling.js";
-import { toolThroughput } from "./tool-throughput.js";
-import { turnOneTool } from "./turn-one-tool.js";
-import { turnText } from "./turn-text.js";
+} from "./runner/context.js";
+import { adminSql, postgresInfo, resolveCluster, type StatementStat } from "./runner/database.js";
+import { machineInfo } from "./runner/machine.js";
+import { machineBusySeconds, type ServerEntry } from "./runner/proc.js";
+import { medianRatios, medianRound, type ScenarioRounds } from "./runner/rounds.js";
+import { type ScenarioDatabase, ScenarioDatabases } from "./runner/scenario-database.js";
+import { componentCall } from "./scenarios/component-call.js";
+import { emit } from "./scenarios/emit.js";
+import { journalSize } from "./scenarios/journal-size.js";
+import { parkedMemory } from "./scenarios/parked-memory.js";
+import { sessionMemory } from "./scenarios/session-memory.js";
+import { takeover } from "./scenarios/takeover.js";
+import { toolDispatch } from "./scenarios/tool-dispatch.js";
+import { toolScaling, twoServers } from "./scenarios/tool-scaling.js";
+import { toolThroughput } from "./scenarios/tool-throughput.js";
+import { turnOneTool } from "./scenarios/turn-one-tool.js";
+import { turnText } from "./scenarios/turn-text.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

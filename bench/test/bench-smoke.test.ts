@@ -177,7 +177,7 @@ describe("npm run bench -- --quick", () => {
       expect(window.seconds).toBeGreaterThan(0);
       const summary = execFileSync(
         process.execPath,
-        [join(ROOT, "bench/dist/alloc-summary.js"), file, "5", "--per-second", "100"],
+        [join(ROOT, "bench/dist/probes/alloc-summary.js"), file, "5", "--per-second", "100"],
         {
           encoding: "utf8",
         },

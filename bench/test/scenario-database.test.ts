@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from "vitest";
-import { adminSql } from "../src/database.js";
-import { ScenarioDatabases } from "../src/scenario-database.js";
+import { adminSql } from "../src/runner/database.js";
+import { ScenarioDatabases } from "../src/runner/scenario-database.js";
 
 // Every scenario run measures on a database of its own: what one scenario leaves (active
 // sessions a later server would resume, grown journals) must not reach the next.

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, inject, it } from "vitest";
-import { ScenarioDatabases } from "../src/scenario-database.js";
-import { brainJournal } from "../src/stack-journal.js";
+import { brainJournal } from "../src/baselines/bare-stack/stack-journal.js";
+import { ScenarioDatabases } from "../src/runner/scenario-database.js";
 
 // floor_stack_journal claims to commit what Brain's server commits for a tool_throughput turn.
 // The records below are the ones Brain's server journaled for that turn (a `--keep-db` run of

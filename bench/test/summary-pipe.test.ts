@@ -46,7 +46,7 @@ function profile(kind: "heap" | "cpu", n: number): string {
 /** Runs a summary, reads its first chunk and closes the pipe: its exit code and stderr. */
 function readHead(script: string, file: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`bench/dist/${script}`, file, "100000"], { stdio: "pipe" });
+    const child = spawn(process.execPath, [`bench/dist/probes/${script}`, file, "100000"], { stdio: "pipe" });
     let stderr = "";
     child.stderr.on("data", (d) => {
       stderr += d;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hopFigures, lineUp } from "../../src/hops.js";
+import { hopFigures, lineUp } from "../../src/probes/hops.js";
 
 // Two processes' hops, as hop-probe.ts writes them, for three sequential calls 10 ms apart, with
 // a stray heartbeat write in the server and a hop outside the measured window.

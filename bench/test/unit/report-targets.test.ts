@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ratios, targets } from "../../src/report.js";
-import { latency, rate, value } from "../../src/stats.js";
+import { latency, rate, value } from "../../src/measure/stats.js";
+import { ratios } from "../../src/report/ratios.js";
+import { targets } from "../../src/report/targets.js";
 
 // The scaling and baseline rows of issue 14's targets table, from figures made up here: no
 // processes, no database, milliseconds.

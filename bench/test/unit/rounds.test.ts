@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ratios, targets } from "../../src/report.js";
-import { median, medianRatios, medianRound } from "../../src/rounds.js";
-import { type Figure, latency, rate } from "../../src/stats.js";
+import { type Figure, latency, rate } from "../../src/measure/stats.js";
+import { ratios } from "../../src/report/ratios.js";
+import { targets } from "../../src/report/targets.js";
+import { median, medianRatios, medianRound } from "../../src/runner/rounds.js";
 
 // `--rounds N`, from figures made up here: each ratio is the median of the rounds, each
 // scenario's table the round in the middle.

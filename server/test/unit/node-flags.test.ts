@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { serverNodeFlags } from "../../../bench/src/proc.js";
+import { serverNodeFlags } from "../../../bench/src/runner/proc.js";
 
 // The server runs with V8 flags of its own (a larger young generation, see server/src/main.ts).
 // `npm start` passes them, and the bench reads them from there (serverNodeFlags). No bin carries

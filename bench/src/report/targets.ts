@@ -1,0 +1,78 @@
+import type { Figure } from "../measure/stats.js";
+import { figureValue, type Ratio, rounded, type Target } from "./figures.js";
+import { asStack, ratios, type StackName } from "./ratios.js";
+
+/**
+ * The hot path's targets, each with its measured value (met is null when not
+ * measured in this run) and, when floor_stack ran, the same target measured on the bare stack: a
+ * target the bare stack misses too is stopped by the stack and the machine, not by Brain's code.
+ */
+export function targets(ratioList: Ratio[], figures: Figure[] = []): Target[] {
+  const judged = (stack: StackName) => {
+    const stackFigures = asStack(figures, stack);
+    if (!stackFigures) return new Map<string, Target>();
+    return new Map(brainTargets(ratios(stackFigures), stackFigures).map((t) => [t.target, t]));
+  };
+  const bare = judged("floor_stack");
+  const journal = judged("floor_stack_journal");
+  return brainTargets(ratioList, figures).map((t) => {
+    const out: Target = { ...t };
+    const s = bare.get(t.target);
+    if (s && s.met !== null) out.stack = { measured: s.measured, met: s.met };
+    const j = journal.get(t.target);
+    if (j && j.met !== null) out.journal = { measured: j.measured, met: j.met };
+    return out;
+  });
+}
+
+function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
+  const out: Target[] = [];
+  const r = (name: string) => ratioList.find((x) => x.name === name)?.value;
+  const check = (target: string, v: number | undefined, ok: (v: number) => boolean, unit = "×") =>
+    out.push({
+      target,
+      measured: v === undefined ? "not measured" : `${v} ${unit}`,
+      met: v === undefined ? null : ok(v),
+    });
+  check("tool_throughput ≥ 5 × pgboss_roundtrip.throughput", r("tool_throughput ÷ pg-boss"), (v) => v >= 5);
+  check("tool_throughput ≥ 5 × graphile_roundtrip.throughput", r("tool_throughput ÷ graphile-worker"), (v) => v >= 5);
+  check("tool_throughput ≥ 1 × floor_commit.notify_c8", r("tool_throughput ÷ notifying-commit cap"), (v) => v >= 1);
+  check("CPU per tool call ≤ 0.5 ms", r("CPU per tool call (ms)"), (v) => v <= 0.5, "ms");
+  check("turn_text p50 ≤ 2 × (commits × floor_commit)", r("turn_text ÷ floor"), (v) => v <= 2);
+  check("emit p50 ≤ 1.5 × floor_commit", r("emit ÷ floor"), (v) => v <= 1.5);
+  check("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener", r("tool_dispatch ÷ floor"), (v) => v <= 1.5);
+  check("call round trip ≤ ¼ of pgboss_roundtrip", r("call_roundtrip ÷ pg-boss"), (v) => v <= 0.25);
+  check("call round trip ≤ ¼ of graphile_roundtrip", r("call_roundtrip ÷ graphile-worker"), (v) => v <= 0.25);
+  check(
+    "text turn p50 flat in journal size (largest ÷ smallest ≤ 1.2)",
+    r("journal_size largest ÷ smallest"),
+    (v) => v <= 1.2,
+  );
+  check(
+    "server memory per idle session (VmRSS) ≤ 8 KiB",
+    rounded(figureValue(figures, "session_memory.rss")),
+    (v) => v <= 8,
+    "KiB",
+  );
+  check(
+    "server memory per idle session (V8 heap) ≤ 8 KiB",
+    rounded(figureValue(figures, "session_memory.heap")),
+    (v) => v <= 8,
+    "KiB",
+  );
+  // The same bound on a fresh server's first sessions, which carry what the process grows once
+  // (not a cost of each further session, but what a small deployment sees).
+  check(
+    "server memory per idle session, a fresh server's first ones with its one-off growth (VmRSS) ≤ 8 KiB",
+    rounded(figureValue(figures, "session_memory.first_rss")),
+    (v) => v <= 8,
+    "KiB",
+  );
+  check(
+    "server memory per parked session with history (V8 heap) ≤ 8 KiB",
+    rounded(figureValue(figures, "parked_memory.parked_heap")),
+    (v) => v <= 8,
+    "KiB",
+  );
+  return out;
+}
