@@ -8,7 +8,7 @@ import { bindSchema } from "./tables.js";
 export type { Sql } from "postgres";
 
 /**
- * postgres.js with Brain's edits (driver/patch.ts): the copy `npm run build` writes to
+ * postgres.js with db/driver/'s patches (driver/patch.ts): the copy `npm run build` writes to
  * dist/driver/postgres/; the package's own types describe it.
  */
 const { default: postgres } = (await import(new URL("./driver/postgres/index.js", import.meta.url).href)) as {

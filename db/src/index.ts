@@ -47,7 +47,8 @@ export {
 } from "./connect.js";
 export { connectToRole } from "./connect-role.js";
 export { databaseHosts, databaseUrlProblem, socketOf } from "./connect-url.js";
-export { patchDriverSource } from "./driver/patch.js";
+export { DRIVER_PATCHES, DRIVER_VERSION, patchedDriverSources } from "./driver/patch.js";
+export { applyFilePatch, parseUnifiedDiff } from "./driver/unified-diff.js";
 export {
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,

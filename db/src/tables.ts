@@ -39,7 +39,7 @@ export type Tables = Readonly<Record<Relation, Helper<string, []>>>;
 
 /**
  * A pool, a transaction or a reserved connection: each shows its pool's options object (for a
- * transaction or a reservation, an edit of driver/patch.ts), which stands for the pool.
+ * transaction or a reservation, a change of db/driver/postgres-3.4.9-fixes.patch), which stands for the pool.
  */
 type AnySql = Sql | TransactionSql | ReservedSql;
 

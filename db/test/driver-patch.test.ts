@@ -1,14 +1,16 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { connect, openLane, patchDriverSource } from "@aexhq/brain-db";
+import { fileURLToPath } from "node:url";
+import { connect, DRIVER_VERSION, openLane, patchedDriverSources } from "@aexhq/brain-db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { until } from "../../testkit/wait.js";
 
 // postgres.js 3.4.9 dies of an uncaught TypeError when a reserved connection or a transaction is
-// used after its connection closed (db/src/driver/patch.ts). The script terminates the backends
+// used after its connection closed (db/driver/postgres-3.4.9-fixes.patch). The script terminates the backends
 // under a reserved connection and a transaction, then uses them and the pool.
 
 let db: TestDatabase;
@@ -31,17 +33,35 @@ function run(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 describe("the database driver", () => {
-  it.each(["connection.js", "index.js", "queue.js"])(
-    "is the version the edits were written for: each edit to %s finds its text once",
-    (name) => {
-      // The CommonJS entry (cjs/src/index.js) beside which the ES module build (src/) is installed.
-      const root = join(dirname(createRequire(import.meta.url).resolve("postgres")), "..", "..");
-      const source = readFileSync(join(root, "src", name), "utf8");
-      const patched = patchDriverSource(name, source);
-      expect(patched, "postgres.js changed: check whether it still needs db/src/driver/patch.ts").not.toBeNull();
-      expect(patched).not.toBe(source);
-    },
-  );
+  // The installed package's root (its CommonJS entry is cjs/src/index.js).
+  const packageDir = join(dirname(createRequire(import.meta.url).resolve("postgres")), "..", "..");
+  const patchesDir = fileURLToPath(new URL("../driver", import.meta.url));
+
+  it("is the pinned version, and db/driver's patches apply to it exactly", () => {
+    const patched = patchedDriverSources(packageDir, patchesDir);
+    for (const name of ["connection.js", "index.js", "queue.js"]) {
+      expect(patched.get(name), name).not.toBe(readFileSync(join(packageDir, "src", name), "utf8"));
+    }
+    // What the build wrote is what the patches make.
+    for (const [name, text] of patched) {
+      expect(readFileSync(fileURLToPath(new URL(`../dist/driver/postgres/${name}`, import.meta.url)), "utf8")).toBe(
+        text,
+      );
+    }
+  });
+
+  it("refuses any other version of the driver, loudly", () => {
+    const other = mkdtempSync(join(tmpdir(), "postgres-"));
+    try {
+      cpSync(packageDir, other, { recursive: true });
+      writeFileSync(join(other, "package.json"), JSON.stringify({ name: "postgres", version: "3.4.8" }));
+      expect(() => patchedDriverSources(other, patchesDir)).toThrow(
+        `postgres.js 3.4.8 is installed; db/driver/ patches ${DRIVER_VERSION}`,
+      );
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
 
   it("as published, dies when a closed reserved connection is used (the upstream bug)", async () => {
     const { code, stderr } = await run();

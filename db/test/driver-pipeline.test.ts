@@ -4,7 +4,7 @@ import type { PendingQuery, ReservedSql, Row, Sql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmptyDatabase, type TestDatabase } from "../../testkit/database.js";
 
-// The patched driver's pipelines (db/src/driver/pipeline-edits.ts), on a real Postgres: a query
+// The patched driver's pipelines (db/driver/postgres-3.4.9-pipelines.patch), on a real Postgres: a query
 // marked `pipelined` goes without a Sync, and the next one not so marked ends the pipeline.
 const { default: postgres } = (await import(new URL("../dist/driver/postgres/index.js", import.meta.url).href)) as {
   default: typeof Postgres;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession } from "../../testkit/session-rows.js";
 
-/** Brain's copy of the driver (db/src/driver/patch.ts), as connect() loads it. */
+/** Brain's copy of the driver (db/driver/, applied by db/src/driver/patch.ts), as connect() loads it. */
 const { default: postgres } = (await import(new URL("../dist/driver/postgres/index.js", import.meta.url).href)) as {
   default: typeof Postgres;
 };

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 
 // Behind a transaction pooler Brain's pools send every statement unprepared and whole: Postgres
-// types the parameters, nobody describes them first (db/src/driver/patch.ts). Array parameters
+// types the parameters, nobody describes them first (db/driver/postgres-3.4.9-fixes.patch). Array parameters
 // must bind as arrays then too, the empty one included (it went as '' and failed: a host that
 // serves no session yet claimed its calls with one).
 

@@ -1,6 +1,6 @@
 // A reserved connection and a transaction whose backends are terminated under them, then used:
 // postgres.js 3.4.9 as published dies here of an uncaught TypeError. With `--patched` it runs the
-// copy Brain loads (db/src/driver/patch.ts, written by `npm run build`). Prints one JSON line of
+// copy Brain loads (db/driver/ patches, applied by `npm run build`). Prints one JSON line of
 // what each step answered; exits 0 only if the process survived to print it.
 const [url, flag] = process.argv.slice(2);
 const { default: postgres } = await import(

@@ -43,7 +43,7 @@ function markBatch(c: TransactionSql, writerId: string, batch: string, rule: Mar
 }
 
 /**
- * `c` whose queries go out as one pipeline (db/src/driver/pipeline-edits.ts): no Sync after each,
+ * `c` whose queries go out as one pipeline (db/driver/postgres-3.4.9-pipelines.patch): no Sync after each,
  * so Postgres runs them and the next query sent on `c` itself, which carries the Sync, as one
  * implicit transaction, and answers them all at once, after the commit. One per connection.
  */
