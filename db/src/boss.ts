@@ -34,6 +34,25 @@ export async function startBoss(
   onError: (error: unknown) => void,
   options: BossOptions = { listen: true },
 ): Promise<PgBoss> {
+  const created = createBoss(sql, schema, onError, options);
+  await created.start();
+  return created.boss;
+}
+
+/** pg-boss made and wired but not started: no I/O until `start` (pools connect on first use). */
+export interface CreatedBoss {
+  boss: PgBoss;
+  /** Starts pg-boss and makes Brain's queues; on failure, ends its pools and rejects. */
+  start(): Promise<void>;
+}
+
+/** startBoss in two steps, for a process that builds everything before it starts anything. */
+export function createBoss(
+  sql: Sql,
+  schema: string,
+  onError: (error: unknown) => void,
+  options: BossOptions = { listen: true },
+): CreatedBoss {
   // A pool of pg-boss's own beside `sql`, on the same driver and URL; ended when pg-boss stops.
   const pool = derivePool(sql, "brain-boss", 4);
   // Its LISTEN (the worker's, when told to listen) on a direct connection, where there is one.
@@ -47,17 +66,19 @@ export async function startBoss(
   boss.on("error", onError);
   const end = () => Promise.all([pool.end({ timeout: 1 }), listenOn === pool ? null : listenOn.end({ timeout: 1 })]);
   boss.once("stopped", () => void end());
-  try {
-    await boss.start();
-  } catch (error) {
-    await end();
-    throw error;
-  }
-  // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
-  await ensureQueue(boss, DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
-  // At most once: a component job is never retried (the call's claim also refuses a second run).
-  await ensureQueue(boss, WORKER_QUEUE, { retryLimit: 0, notify: true });
-  return boss;
+  const start = async () => {
+    try {
+      await boss.start();
+    } catch (error) {
+      await end();
+      throw error;
+    }
+    // Deadline jobs are deferred, so NOTIFY on insert would wake nobody usefully: they are polled.
+    await ensureQueue(boss, DEADLINE_QUEUE, { policy: "short", retryLimit: 0 });
+    // At most once: a component job is never retried (the call's claim also refuses a second run).
+    await ensureQueue(boss, WORKER_QUEUE, { retryLimit: 0, notify: true });
+  };
+  return { boss, start };
 }
 
 /**

@@ -6,6 +6,8 @@ export {
 export {
   BOSS_KEEP_SECONDS,
   type BossOptions,
+  type CreatedBoss,
+  createBoss,
   DEADLINE_QUEUE,
   deadlineBucket,
   enqueueDeadlineJob,

@@ -91,21 +91,7 @@ export async function listenForCommits(
     get listening() {
       return listening;
     },
-    async probe(timeoutMs) {
-      const payload = `${PROBE}${origin}:${Math.random().toString(36).slice(2)}`;
-      let timer: NodeJS.Timeout | undefined;
-      const arrived = new Promise<boolean>((resolve) => {
-        probes.set(payload, () => resolve(true));
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      });
-      try {
-        await sql`SELECT pg_notify(${channel}, ${payload})`;
-        return await arrived;
-      } finally {
-        clearTimeout(timer);
-        probes.delete(payload);
-      }
-    },
+    probe: (timeoutMs) => probeOnce(sql, channel, origin, probes, timeoutMs),
     async unlisten() {
       stopped = true;
       clearTimeout(retry);
@@ -135,4 +121,27 @@ async function keepAliveUnder(lane: Sql, previous: NodeJS.Timeout | undefined): 
 /** One channel per schema, so Brains sharing a database do not wake each other. */
 export function channelFor(schema: string): string {
   return `${schema}_journal`;
+}
+
+/** Sends a NOTIFY of its own on `channel` and answers whether the LISTEN heard it within `timeoutMs`. */
+async function probeOnce(
+  sql: Sql,
+  channel: string,
+  origin: string,
+  probes: Map<string, () => void>,
+  timeoutMs: number,
+): Promise<boolean> {
+  const payload = `${PROBE}${origin}:${Math.random().toString(36).slice(2)}`;
+  let timer: NodeJS.Timeout | undefined;
+  const arrived = new Promise<boolean>((resolve) => {
+    probes.set(payload, () => resolve(true));
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    await sql`SELECT pg_notify(${channel}, ${payload})`;
+    return await arrived;
+  } finally {
+    clearTimeout(timer);
+    probes.delete(payload);
+  }
 }

@@ -46,12 +46,10 @@ export function startThread(
 ): RunningThread {
   const { thread, port: port1, control: word } = spare;
   const stderrTail: string[] = [];
-  let report: RunEnd | null = null;
-  let terminated = false;
-  let overCpu: number | null = null;
+  const state: RunState = { report: null, terminated: false, overCpu: null, crash: null, outOfMemory: false };
   let chain: Promise<void> = Promise.resolve();
   const meter = new CpuMeter(cpuMs, (usedMs) => {
-    overCpu = usedMs;
+    state.overCpu = usedMs;
     void thread.terminate();
   });
 
@@ -77,25 +75,19 @@ export function startThread(
         log[telemetryLevel(message.level)]({ telemetry: message.message }, "component telemetry");
         break;
       case "output":
-        if (message.stream === "stderr") {
-          stderrTail.push(message.text);
-          if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
-        }
-        log.debug({ stream: message.stream, line: message.text }, "component output");
+        noteOutput(stderrTail, log, message);
         break;
       case "end":
-        report = message.end;
+        state.report = message.end;
         break;
     }
   };
   port1.on("message", dispatch);
   thread.postMessage(invoke);
 
-  let crash: string | null = null;
-  let outOfMemory = false;
   thread.on("error", (error) => {
-    crash = error.message;
-    outOfMemory ||= (error as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY";
+    state.crash = error.message;
+    state.outOfMemory ||= (error as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY";
   });
   const ended = new Promise<ThreadEnd>((resolve) => {
     const onExit = () => {
@@ -107,13 +99,7 @@ export function startThread(
       meter.stop();
       // Host calls already in flight finish their writes before the end is reported: the
       // caller's follow-up writes must come after them.
-      void chain.then(() => {
-        if (terminated) resolve({ how: "terminated" });
-        else if (overCpu !== null) resolve({ how: "cpu_exceeded", usedMs: overCpu, limitMs: cpuMs });
-        else if (report) resolve(report);
-        else if (outOfMemory) resolve({ how: "memory_exceeded", message: crash ?? "out of memory" });
-        else resolve({ how: "crashed", message: crash ?? "the component's thread exited without a report" });
-      });
+      void chain.then(() => resolve(howItEnded(state, cpuMs)));
     };
     // A spare can die while idle (out of memory, say) just before it is handed a call.
     if (spare.exited) onExit();
@@ -124,10 +110,36 @@ export function startThread(
     ended,
     stderrTail,
     async terminate() {
-      if (!terminated && report === null) terminated = true;
+      if (!state.terminated && state.report === null) state.terminated = true;
       await thread.terminate();
     },
   };
+}
+
+/** A line the component wrote: logged, and stderr's last lines kept for a trap's details. */
+function noteOutput(stderrTail: string[], log: Logger, message: Extract<ThreadMessage, { type: "output" }>): void {
+  if (message.stream === "stderr") {
+    stderrTail.push(message.text);
+    if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
+  }
+  log.debug({ stream: message.stream, line: message.text }, "component output");
+}
+
+/** What a thread's run left behind, read once it exited. */
+interface RunState {
+  report: RunEnd | null;
+  terminated: boolean;
+  overCpu: number | null;
+  crash: string | null;
+  outOfMemory: boolean;
+}
+
+function howItEnded(s: RunState, cpuMs: number): ThreadEnd {
+  if (s.terminated) return { how: "terminated" };
+  if (s.overCpu !== null) return { how: "cpu_exceeded", usedMs: s.overCpu, limitMs: cpuMs };
+  if (s.report) return s.report;
+  if (s.outOfMemory) return { how: "memory_exceeded", message: s.crash ?? "out of memory" };
+  return { how: "crashed", message: s.crash ?? "the component's thread exited without a report" };
 }
 
 /** The component's level, if it is one an operator filters on; anything else is info. */

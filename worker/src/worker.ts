@@ -1,28 +1,18 @@
-/**
- * A component worker: consumes component jobs from pg-boss and runs each claimed call in a
- * terminable thread. It needs only the database: it migrates it (idempotent, safe beside servers),
- * registers itself, heartbeats, and listens for commits that end its calls elsewhere.
- */
-import { randomUUID } from "node:crypto";
 import { periodic } from "@aexhq/brain-contracts";
-import { Egress } from "@aexhq/brain-core/egress";
-import { ToolModelCalls } from "@aexhq/brain-core/models";
+import type { Egress } from "@aexhq/brain-core/egress";
+import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import {
   type CommitFeed,
   type CommitHandler,
-  channelFor,
   connectToRole,
-  DatabaseAvailability,
+  type DatabaseAvailability,
   endCalls,
-  InvocationSigner,
-  JournalWriter,
+  type JournalWriter,
   lanesHoldSessions,
   listenForCommits,
   migrate,
   migrateRights,
-  PendingRepairs,
   releaseResumableCalls,
-  SecretBox,
   type Sql,
   startBoss,
   stopServer,
@@ -30,17 +20,16 @@ import {
 } from "@aexhq/brain-db";
 import type { PgBoss } from "pg-boss";
 import { z } from "zod";
-import { ComponentCache } from "./component-cache.js";
+import { buildWorker } from "./build-worker.js";
 import type { WorkerConfig } from "./config.js";
 import { consumeJobs } from "./consume.js";
 import { startHealthServer } from "./health-server.js";
 import { runWorkerJob } from "./invocation.js";
 import { createLogger, type Logger } from "./log.js";
-import { WorkerMetrics } from "./metrics.js";
+import type { WorkerMetrics } from "./metrics.js";
 import { register } from "./registration.js";
-import { RunningCalls } from "./running-calls.js";
-import { DEFAULT_COMPONENT_LIMITS, memoryPages } from "./sandbox/limits.js";
-import { SparePool } from "./spare-threads.js";
+import type { RunningCalls } from "./running-calls.js";
+import type { SparePool } from "./spare-threads.js";
 import { HEARTBEAT_MS, startWorkerLoops } from "./worker-loops.js";
 
 export interface StartWorkerOptions extends WorkerConfig {
@@ -83,6 +72,11 @@ function tokenSlotsOf(options: Pick<WorkerConfig, "concurrency" | "tokenSlots">)
   return Math.max(1, Math.min(options.tokenSlots ?? options.concurrency - 1, options.concurrency));
 }
 
+/**
+ * Connects, migrates and registers; builds the worker's parts (build-worker.ts, no I/O); then
+ * starts, in order: hearing of ended calls, the loops (worker-loops.ts), pg-boss and its
+ * consumer, and the probes. stop() undoes it.
+ */
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const log = options.log ?? createLogger(options.logLevel);
   const sql = await connectToRole(options.databaseUrl, {
@@ -94,59 +88,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   await migrate(sql, options.schema);
   const identity = { current: await register(sql) };
-  // Notifications carry their origin so a process skips its own; this one outlives re-registration.
-  const origin = randomUUID();
-  const channel = channelFor(options.schema);
-  // While the database is away, writes fail at once; when it answers again, calls that ended
-  // meanwhile are looked for (their notifications were lost).
-  const availability = new DatabaseAvailability(sql, {
-    onChange: (available) =>
-      available ? void checkEnded() : log.warn("database unavailable: journal writes fail until it answers"),
-  });
-  const running = new RunningCalls();
-  // Counted only where they can be read: on the health port.
-  const metrics = options.metrics !== false && options.health ? new WorkerMetrics(() => running.size) : null;
-  const writer = new JournalWriter(sql, {
-    channel,
-    origin,
-    availability,
-    ...(metrics ? { observer: (flush) => metrics.flushed(flush) } : {}),
-  });
-  const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));
-  const limits = options.componentLimits ?? DEFAULT_COMPONENT_LIMITS;
-  const cache = new ComponentCache(sql, options.cacheDir, memoryPages(limits));
-  const spares = new SparePool();
-  const secrets = new SecretBox(options.secretKeys);
-  const egress = new Egress({ allow: options.egress.allow, proxy: options.egress.proxy });
-  const models = new ToolModelCalls({
-    sql,
-    writer,
-    secrets,
-    runnerId: () => identity.current.workerId,
-    maxModelCalls: options.maxModelCalls,
-    transport: { fetch: egress.fetch, maxAnswerBytes: options.maxUpstreamBytes },
-  });
-  // A list, not a commit's keys iterator: both checks read it, and an iterator reaches the second spent.
-  const checkEnded = (sessions?: readonly string[]) =>
-    Promise.all([running.stopEnded(sql, sessions), models.stopEnded(sessions)]).catch((err) =>
-      log.warn({ err }, "checking for ended calls failed"),
-    );
-
-  const stopHearing = await hearEndedCalls({ sql, log, channel, origin, commits: options.commits, checkEnded });
-
+  const w = buildWorker(options, sql, log, identity);
+  const stopHearing = await hearEndedCalls({ sql, log, ...w, commits: options.commits });
   let bossReady: PgBoss | undefined;
-  const loops = startWorkerLoops({
-    sql,
-    log,
-    availability,
-    repairs,
-    running,
-    identity,
-    checkEnded,
-    boss: () => bossReady,
-    backstopMs: options.backstopMs,
-  });
-
+  const loops = startWorkerLoops({ sql, log, ...w, identity, boss: () => bossReady, backstopMs: options.backstopMs });
   const { may: mayMigrate } = await migrateRights(sql, options.schema);
   const boss = await startBoss(sql, options.schema, (err) => log.warn({ err }, "pg-boss error"), {
     // Without a session of its own to LISTEN on (a pooler, no direct URL), pg-boss polls for jobs.
@@ -154,29 +99,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     migrate: mayMigrate,
   });
   bossReady = boss;
-  const deps = {
-    sql,
-    writer,
-    cache,
-    running,
-    spares,
-    connectionId: () => identity.current.connectionId,
-    maxEmittedBytes: options.maxEmittedBytes,
-    maxModelCalls: options.maxModelCalls,
-    afterEndGraceMs: options.afterEndGraceMs ?? 1000,
-    secrets,
-    models,
-    workerId: () => identity.current.workerId,
-    log,
-    repairs,
-    egress,
-    maxUpstreamBytes: options.maxUpstreamBytes,
-    limits,
-    signer: new InvocationSigner(secrets),
-    ...(metrics ? { emitted: (report: string, bytes: number) => metrics.emitted(report, bytes) } : {}),
-  };
   const tokenSlots = tokenSlotsOf(options);
-  await consumeComponentJobs(boss, deps, { concurrency: options.concurrency, tokenSlots }, metrics);
+  await consumeComponentJobs(boss, w.jobs, { concurrency: options.concurrency, tokenSlots }, w.metrics);
   log.info(
     { workerId: identity.current.workerId, concurrency: options.concurrency, tokenSlots },
     "worker consuming component jobs",
@@ -189,39 +113,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       3 * HEARTBEAT_MS,
       () => ({
         workerId: identity.current.workerId,
-        database: availability.available,
+        database: w.availability.available,
         heartbeatAgeMs: Date.now() - loops.lastBeatAt(),
         boss: bossReady !== undefined,
       }),
-      metrics?.registry,
+      w.metrics?.registry,
     ));
-
   let stopping: Promise<void> | undefined;
-  const stop = () => {
-    bossReady = undefined;
-    return stopWorker({
-      log,
-      loops,
-      boss,
-      running,
-      models,
-      spares,
-      egress,
-      writer,
-      identity,
-      stopHearing,
-      sql,
-      availability,
-      health,
-    });
-  };
   return {
     get id() {
       return identity.current.workerId;
     },
     healthUrl: health?.url,
     stop() {
-      stopping ??= stop();
+      bossReady = undefined;
+      stopping ??= stopWorker({ ...w, log, loops, boss, identity, stopHearing, sql, health });
       return stopping;
     },
   };

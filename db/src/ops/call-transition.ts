@@ -174,7 +174,7 @@ function transitionStatement(
 ): Promise<TransitionResult[]> {
   const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
-  return tx<{ op: number; seq: number | null; over_budget: boolean; outcome: unknown; at: Date | null }[]>`
+  return tx<TransitionRow[]>`
     WITH i AS (
       SELECT i.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
         jsonb_to_record(e) AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean,
@@ -243,17 +243,19 @@ function transitionStatement(
     LEFT JOIN open_call o ON o.op = i.op
     LEFT JOIN b cb ON cb.session_id = i.sid
     LEFT JOIN c ended ON ended.op = i.op
-    ORDER BY i.op`.then((rows) =>
-    rows.map((row, k) => {
-      const result: TransitionResult = {
-        seq: row.seq ?? null,
-        ended: inputs[k]!.ends,
-        overBudget: row.over_budget ?? false,
-        bytes: inputs[k]!.bytes,
-      };
-      if (row.seq !== null && inputs[k]!.ends) result.outcome = row.outcome;
-      if (row.at) result.writtenAt = row.at;
-      return result;
-    }),
-  );
+    ORDER BY i.op`.then((rows) => rows.map((row, k) => transitionResult(inputs[k]!, row)));
+}
+
+type TransitionRow = { op: number; seq: number | null; over_budget: boolean; outcome: unknown; at: Date | null };
+
+function transitionResult(input: TransitionInput, row: TransitionRow): TransitionResult {
+  const result: TransitionResult = {
+    seq: row.seq ?? null,
+    ended: input.ends,
+    overBudget: row.over_budget ?? false,
+    bytes: input.bytes,
+  };
+  if (row.seq !== null && input.ends) result.outcome = row.outcome;
+  if (row.at) result.writtenAt = row.at;
+  return result;
 }

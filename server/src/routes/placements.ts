@@ -46,65 +46,76 @@ export async function checkPlacements(
         `Environment ${JSON.stringify(t.env.name)} names both an HTTP Environment and a ${t.env.type} binding.`,
       );
     }
-    switch (t.env.type) {
-      case "host":
-        if (t.implementation) {
-          throw new BrainError("invalid_placement", `${t.name}: a tool with an implementation cannot run in a host.`);
-        }
-        if (t.env.protocol && !t.env.url) {
-          throw new BrainError("invalid_placement", `${t.name}: a host protocol needs the url that serves it.`);
-        }
-        break;
-      case "brain": {
-        if (t.implementation?.type !== "component") {
-          throw new BrainError(
-            "invalid_placement",
-            t.implementation
-              ? `${t.name}: a Brain environment runs components, not descriptors (unsupported runtime).`
-              : `${t.name}: a run function belongs in a host environment.`,
-          );
-        }
-        components.add(t.implementation.sha256);
-        const workspace = t.env.filesystem?.workspace;
-        if (workspace && !allowedGrants.has(`workspace:${workspace}`)) {
-          throw new BrainError(
-            "grant_denied",
-            `${t.env.name}: the grant workspace:${workspace} is not allowed by this server (BRAIN_ALLOWED_GRANTS).`,
-          );
-        }
-        break;
-      }
-      case "mcp":
-        // Only the server places MCP tools (from the remote tools/list): a caller names the
-        // server in mcpServers and never writes an MCP placement (or its schemas) itself.
-        if (t.implementation?.type !== "mcp" || !mcpPlaced) {
-          throw new BrainError(
-            "invalid_placement",
-            `${t.name}: MCP tools are placed by naming their server in mcpServers (mcpTools(mcpEnv(...))).`,
-          );
-        }
-        break;
-      case "http":
-        if (t.implementation?.type !== "descriptor") {
-          throw new BrainError(
-            "invalid_placement",
-            t.implementation
-              ? `${t.name}: an HTTP Environment interprets descriptors, not components (unsupported runtime).`
-              : `${t.name}: a run function belongs in a host environment.`,
-          );
-        }
-        if (!specs.has(t.env.name)) {
-          throw new BrainError(
-            "invalid_placement",
-            `${t.name}: HTTP Environment ${JSON.stringify(t.env.name)} is not configured in the session's environments.`,
-          );
-        }
-        break;
-    }
+    checkEnvironment(t, specs, allowedGrants, mcpPlaced, components);
   }
   if (components.size > 0) {
     const missing = await missingComponents(sql, components);
     if (missing.length > 0) throw new BrainError("component_not_found", `Not uploaded: ${missing.join(", ")}.`);
+  }
+}
+
+/** One placement against its environment's type; collects the components it runs. */
+function checkEnvironment(
+  t: ToolPlacement,
+  specs: ReadonlyMap<string, EnvironmentSpec>,
+  allowedGrants: ReadonlySet<string>,
+  mcpPlaced: boolean,
+  components: Set<string>,
+): void {
+  switch (t.env.type) {
+    case "host":
+      if (t.implementation) {
+        throw new BrainError("invalid_placement", `${t.name}: a tool with an implementation cannot run in a host.`);
+      }
+      if (t.env.protocol && !t.env.url) {
+        throw new BrainError("invalid_placement", `${t.name}: a host protocol needs the url that serves it.`);
+      }
+      break;
+    case "brain": {
+      if (t.implementation?.type !== "component") {
+        throw new BrainError(
+          "invalid_placement",
+          t.implementation
+            ? `${t.name}: a Brain environment runs components, not descriptors (unsupported runtime).`
+            : `${t.name}: a run function belongs in a host environment.`,
+        );
+      }
+      components.add(t.implementation.sha256);
+      const workspace = t.env.filesystem?.workspace;
+      if (workspace && !allowedGrants.has(`workspace:${workspace}`)) {
+        throw new BrainError(
+          "grant_denied",
+          `${t.env.name}: the grant workspace:${workspace} is not allowed by this server (BRAIN_ALLOWED_GRANTS).`,
+        );
+      }
+      break;
+    }
+    case "mcp":
+      // Only the server places MCP tools (from the remote tools/list): a caller names the
+      // server in mcpServers and never writes an MCP placement (or its schemas) itself.
+      if (t.implementation?.type !== "mcp" || !mcpPlaced) {
+        throw new BrainError(
+          "invalid_placement",
+          `${t.name}: MCP tools are placed by naming their server in mcpServers (mcpTools(mcpEnv(...))).`,
+        );
+      }
+      break;
+    case "http":
+      if (t.implementation?.type !== "descriptor") {
+        throw new BrainError(
+          "invalid_placement",
+          t.implementation
+            ? `${t.name}: an HTTP Environment interprets descriptors, not components (unsupported runtime).`
+            : `${t.name}: a run function belongs in a host environment.`,
+        );
+      }
+      if (!specs.has(t.env.name)) {
+        throw new BrainError(
+          "invalid_placement",
+          `${t.name}: HTTP Environment ${JSON.stringify(t.env.name)} is not configured in the session's environments.`,
+        );
+      }
+      break;
   }
 }
 
