@@ -4,8 +4,13 @@
 export { Brain, type BrainOptions } from "./brain.js";
 export { Component, component } from "./component.js";
 export type { EnvironmentControl, ResultOptions, ToolContext } from "./context.js";
+// The journal's record kinds, typed: `payloadOf(event, "tool_call_ended")` reads an event's payload
+// as its kind's (null for another kind), with the schemas Brain writes every record with.
 export type {
   AppToken,
+  BrainRecord,
+  BrainRecordKind,
+  BrainRecordOf,
   CreatedToken,
   EnvironmentControl as EnvironmentControlPolicy,
   EnvironmentView,
@@ -21,12 +26,13 @@ export type {
   OkOutcome,
   Outcome,
   OutcomeStatus,
+  RecordPayload,
   ScriptStep,
   TokenQuotas,
   ToolError,
   ToolPlacement,
 } from "./contracts.js";
-export { BrainError, ERROR_CODES } from "./contracts.js";
+export { BrainError, ERROR_CODES, payloadOf } from "./contracts.js";
 export {
   type BrainEnvironment,
   brainEnv,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import * as sdk from "../../src/index.js";
 
@@ -19,6 +19,7 @@ describe("the public entry point", () => {
       "httpTool",
       "mcpEnv",
       "mcpTools",
+      "payloadOf",
       "tool",
       "toolHandler",
     ]);
@@ -47,6 +48,23 @@ describe("the public entry point", () => {
     const named = lookup({ env: sdk.hostEnv({ name: "app" }), prefix: "customer:" });
     expect(placed.options).toEqual({ prefix: "customer:" });
     expect(named.env).toEqual({ type: "host", name: "app" });
+  });
+});
+
+describe("journal events, typed by kind", () => {
+  it("payloadOf reads an event's payload as its kind's, and nothing of another kind", () => {
+    const ended: sdk.JournalEvent = {
+      sequence: 7,
+      kind: "tool_call_ended",
+      payload: { call: 5, outcome: { status: "ok", value: 42 } },
+      createdAt: "2026-12-06T00:00:00.000Z",
+    };
+    const payload = sdk.payloadOf(ended, "tool_call_ended");
+    expectTypeOf(payload).toEqualTypeOf<sdk.RecordPayload<"tool_call_ended"> | null>();
+    expectTypeOf<sdk.RecordPayload<"tool_call_ended">["call"]>().toEqualTypeOf<number>();
+    expect(payload?.outcome.status).toBe("ok");
+    expect(sdk.payloadOf(ended, "tool_result")).toBeNull();
+    expect(sdk.payloadOf({ ...ended, kind: "lookup_started" }, "tool_call_ended")).toBeNull();
   });
 });
 
