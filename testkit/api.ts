@@ -10,7 +10,7 @@ import {
   type PostMessageResult,
   type Session,
 } from "@aexhq/brain-contracts";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import { expect, vi } from "vitest";
 import { scripted } from "./turns.js";
 import { within } from "./wait.js";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { connectToRole } from "@aexhq/brain-db";
+import { connectToRole } from "@aexhq/brain-db/connect";
 import { buildApp, parseConfig } from "@aexhq/brain-server";
 import type { FastifyInstance } from "fastify";
 import { createTestDatabase, type TestDatabase } from "./database.js";

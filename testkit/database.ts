@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { connect, type Sql } from "@aexhq/brain-db";
+import { connect, type Sql } from "@aexhq/brain-db/connect";
 
 /** A database of its own for one test file, on the Postgres that global-setup.ts resolved. */
 export interface TestDatabase {

@@ -1,5 +1,5 @@
 import { checkRecord, RECORD_KINDS } from "@aexhq/brain-contracts";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 
 /**
  * Checks every record of Brain's own kinds in a test database against its kind's schema

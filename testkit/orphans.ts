@@ -1,4 +1,4 @@
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 
 /**
  * Every base table of Brain's schema with a session_id column. The hot ones have no foreign key

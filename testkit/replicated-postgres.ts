@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { appendFileSync, chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import postgres from "postgres";
 import { until } from "./wait.js";
 

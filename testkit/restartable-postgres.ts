@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EmbeddedPostgres, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import postgres from "postgres";
 
 /**

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { createSession, registerServer, type Sql, stopServer, type WriteOp } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { createSession, registerServer, stopServer } from "@aexhq/brain-db/ops";
+import type { WriteOp } from "@aexhq/brain-db/writer";
 
 /**
  * The write that creates a bare session for db-level tests: a scripted model with no steps, no

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedPostgres } from "@aexhq/brain-db";
+import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import postgres from "postgres";
 
 /**

@@ -2,7 +2,7 @@
 // against the journal. Nothing here sleeps to "wait for" something: conditions are polled with a
 // deadline, and handlers report through promises.
 import { Brain, type ModelConfig, type Outcome } from "@aexhq/brain";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import { afterAll } from "vitest";
 import { type InProcessBrain, startBrain } from "./brain.js";
 import { startedBeforeAll, startedBeforeEach } from "./fixtures.js";

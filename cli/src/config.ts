@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { brainSchemaProblem } from "@aexhq/brain-db";
+import { brainSchemaProblem } from "@aexhq/brain-db/connect";
 import { CliError } from "./errors.js";
 
 /** What the CLI reads from the environment: the server's own variables, plus BRAIN_URL/BRAIN_TOKEN. */

@@ -1,12 +1,6 @@
 import { join } from "node:path";
-import {
-  connect,
-  connectToRole,
-  isConnectionError,
-  runningEmbeddedUrl,
-  type Sql,
-  startEmbeddedPostgres,
-} from "@aexhq/brain-db";
+import { connect, connectToRole, isConnectionError, type Sql } from "@aexhq/brain-db/connect";
+import { runningEmbeddedUrl, startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import type { CliEnv } from "./config.js";
 import { CliError } from "./errors.js";
 

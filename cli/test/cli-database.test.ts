@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { loadMigrations } from "@aexhq/brain-db";
+import { loadMigrations } from "@aexhq/brain-db/migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCommand } from "../../testkit/commands.js";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../../testkit/database.js";

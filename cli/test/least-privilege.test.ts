@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Brain } from "@aexhq/brain";
-import { loadMigrations } from "@aexhq/brain-db";
+import { loadMigrations } from "@aexhq/brain-db/migrate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmptyDatabase, type TestDatabase } from "../../testkit/database.js";
 import { spawnServer } from "../../testkit/server-process.js";

@@ -9,9 +9,12 @@ export type { Sql } from "postgres";
 
 /**
  * postgres.js with db/driver/'s patches (driver/patch.ts): the copy `npm run build` writes to
- * dist/driver/postgres/; the package's own types describe it.
+ * dist/driver/postgres/; the package's own types describe it. Run from source (tests under the
+ * `source` export condition, `npm run test:watch`), this module is src/connect.ts and the copy
+ * is still the build's.
  */
-const { default: postgres } = (await import(new URL("./driver/postgres/index.js", import.meta.url).href)) as {
+const driverUrl = import.meta.url.endsWith(".ts") ? "../dist/driver/postgres/index.js" : "./driver/postgres/index.js";
+const { default: postgres } = (await import(new URL(driverUrl, import.meta.url).href)) as {
   default: typeof Postgres;
 };
 

@@ -1,4 +1,5 @@
-import { bossDatabase, derivePool } from "@aexhq/brain-db";
+import { derivePool } from "@aexhq/brain-db/connect";
+import { bossDatabase } from "@aexhq/brain-db/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { deferred, within } from "../../testkit/wait.js";

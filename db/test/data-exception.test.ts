@@ -1,7 +1,7 @@
 // isDataException tells the writes that failed on their input (SQLSTATE class 22) from every other
 // failure: the former are answered as the input's fault (invalid_request, unstorable_text), the
 // latter stay internal errors. Checked against real Postgres errors.
-import { isDataException } from "@aexhq/brain-db";
+import { isDataException } from "@aexhq/brain-db/connect";
 import { expect, it } from "vitest";
 import { createTestDatabase } from "../../testkit/database.js";
 import { startedBeforeAll } from "../../testkit/fixtures.js";

@@ -3,7 +3,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { connect, type EmbeddedPostgres, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { connect } from "@aexhq/brain-db/connect";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, spawnNode } from "../../testkit/server-process.js";
 
@@ -49,7 +50,9 @@ describe("startEmbeddedPostgres", () => {
        console.log("ready " + pg.url);
        setInterval(() => {}, 60_000);`,
     );
-    const parent = spawnNode(script, { args: [pathToFileURL(join(REPO_ROOT, "db/dist/index.js")).href, dataDir] });
+    const parent = spawnNode(script, {
+      args: [pathToFileURL(join(REPO_ROOT, "db/dist/exports/embedded.js")).href, dataDir],
+    });
     const [, orphanUrl] = await parent.waitForLine(/^ready (\S+)$/m);
     const orphanPid = await postmasterPid();
     await parent.kill("SIGKILL");

@@ -1,17 +1,16 @@
 import { randomUUID } from "node:crypto";
+import { channelFor } from "@aexhq/brain-db/commits";
+import { connect, type Sql } from "@aexhq/brain-db/connect";
 import {
   appendRecords,
-  channelFor,
-  connect,
   deleteSession,
   endCalls,
   endSession,
-  JournalWriter,
   prune,
-  type Sql,
   startToolModelCall,
   transitionCall,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { orphanRows, sessionRows } from "../../testkit/orphans.js";

@@ -1,14 +1,8 @@
 import { randomUUID } from "node:crypto";
-import {
-  appendRecords,
-  bindSchema,
-  channelFor,
-  endOverdueCalls,
-  JournalWriter,
-  type NewRecord,
-  rel,
-  transitionCall,
-} from "@aexhq/brain-db";
+import { channelFor } from "@aexhq/brain-db/commits";
+import { bindSchema } from "@aexhq/brain-db/connect";
+import { appendRecords, endOverdueCalls, type NewRecord, rel, transitionCall } from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import type Postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";

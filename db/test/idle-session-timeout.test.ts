@@ -1,4 +1,4 @@
-import { connect, connectToRole, type Sql } from "@aexhq/brain-db";
+import { connect, connectToRole, type Sql } from "@aexhq/brain-db/connect";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";

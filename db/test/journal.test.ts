@@ -1,16 +1,8 @@
 import { randomUUID } from "node:crypto";
-import {
-  appendRecords,
-  type CommitKeys,
-  channelFor,
-  emptyKeys,
-  encodeKeys,
-  endCalls,
-  JournalWriter,
-  type Sql,
-  Touch,
-  transitionCall,
-} from "@aexhq/brain-db";
+import { type CommitKeys, channelFor, emptyKeys, encodeKeys, Touch } from "@aexhq/brain-db/commits";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { appendRecords, endCalls, transitionCall } from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession } from "../../testkit/session-rows.js";
@@ -49,7 +41,7 @@ async function newCall(w: JournalWriter, sessionId: string): Promise<number> {
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 10 });
-  other = (await import("@aexhq/brain-db")).connect(db.url, { schema: "brain", searchPath: true, max: 10 });
+  other = (await import("@aexhq/brain-db/connect")).connect(db.url, { schema: "brain", searchPath: true, max: 10 });
   await db.sql`INSERT INTO servers (id) VALUES (${serverId})`;
   await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
 });

@@ -1,7 +1,8 @@
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect, loadMigrations, MIGRATIONS_DIR, migrate, type Sql } from "@aexhq/brain-db";
+import { connect, type Sql } from "@aexhq/brain-db/connect";
+import { loadMigrations, MIGRATIONS_DIR, migrate } from "@aexhq/brain-db/migrate";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createEmptyDatabase, type TestDatabase } from "../../testkit/database.js";
 

@@ -1,17 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { ToolPlacement } from "@aexhq/brain-contracts";
+import { channelFor } from "@aexhq/brain-db/commits";
 import {
   appendRecords,
-  channelFor,
   claimNamedCalls,
   createSession,
   insertReplica,
-  JournalWriter,
   type Judgement,
   NO_JUDGEMENT,
   openReplicaConnection,
   registerServer,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 

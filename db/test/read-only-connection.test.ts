@@ -1,13 +1,7 @@
 import { randomUUID } from "node:crypto";
-import {
-  channelFor,
-  connect,
-  emptyKeys,
-  isConnectionError,
-  JournalWriter,
-  type Sql,
-  type WriteOp,
-} from "@aexhq/brain-db";
+import { channelFor, emptyKeys } from "@aexhq/brain-db/commits";
+import { connect, isConnectionError, type Sql } from "@aexhq/brain-db/connect";
+import { JournalWriter, type WriteOp } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 

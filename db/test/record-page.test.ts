@@ -1,7 +1,9 @@
 // One page of the event stream: bounded by rows and by payload bytes, at least one record, and a
 // `more` flag that says whether to read on.
 import { randomUUID } from "node:crypto";
-import { appendRecords, channelFor, createSession, JournalWriter, readRecordPage } from "@aexhq/brain-db";
+import { channelFor } from "@aexhq/brain-db/commits";
+import { appendRecords, createSession, readRecordPage } from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 

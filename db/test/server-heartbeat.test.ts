@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { declareDeadServers, heartbeat, registerServer } from "@aexhq/brain-db";
+import { declareDeadServers, heartbeat, registerServer } from "@aexhq/brain-db/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { deferred, untilLockWait } from "../../testkit/wait.js";

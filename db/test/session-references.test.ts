@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendRecords, claimSession } from "@aexhq/brain-db";
+import { appendRecords, claimSession } from "@aexhq/brain-db/ops";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";

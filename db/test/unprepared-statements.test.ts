@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { claimPendingCalls, connect, type Sql } from "@aexhq/brain-db";
+import { connect, type Sql } from "@aexhq/brain-db/connect";
+import { claimPendingCalls } from "@aexhq/brain-db/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 

@@ -1,14 +1,8 @@
 import { randomUUID } from "node:crypto";
-import {
-  appendRecords,
-  channelFor,
-  endSession,
-  JournalWriter,
-  rel,
-  type Sql,
-  transitionCall,
-  type WriteOp,
-} from "@aexhq/brain-db";
+import { channelFor } from "@aexhq/brain-db/commits";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { appendRecords, endSession, rel, transitionCall } from "@aexhq/brain-db/ops";
+import { JournalWriter, type WriteOp } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession } from "../../testkit/session-rows.js";

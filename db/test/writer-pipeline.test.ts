@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { channelFor, connect, emptyKeys, JournalWriter, Touch, type WriteOp } from "@aexhq/brain-db";
+import { channelFor, emptyKeys, Touch } from "@aexhq/brain-db/commits";
+import { connect } from "@aexhq/brain-db/connect";
+import { JournalWriter, type WriteOp } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { type PgProxy, startPgProxy } from "../../testkit/pg-proxy.js";

@@ -1,14 +1,7 @@
 import { randomUUID } from "node:crypto";
-import {
-  appendRecords,
-  type CommitKeys,
-  channelFor,
-  JournalWriter,
-  readRecords,
-  rel,
-  transitionCall,
-  type WrittenRecord,
-} from "@aexhq/brain-db";
+import { type CommitKeys, channelFor } from "@aexhq/brain-db/commits";
+import { appendRecords, readRecords, rel, transitionCall } from "@aexhq/brain-db/ops";
+import { JournalWriter, type WrittenRecord } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
 import { bareSession } from "../../testkit/session-rows.js";

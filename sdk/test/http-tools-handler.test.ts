@@ -4,7 +4,7 @@
 // signed as Brain signs them, with keys the handler is given.
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { InvocationSigner, SecretBox } from "@aexhq/brain-db";
+import { InvocationSigner, SecretBox } from "@aexhq/brain-db/secrets";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { BrainError, ERROR_CODES, fastifyTools, httpTool, tool, toolHandler } from "../src/index.js";

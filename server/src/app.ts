@@ -1,5 +1,5 @@
 import { BrainError, MAX_BODY_BYTES } from "@aexhq/brain-contracts";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import type { Config } from "./config.js";

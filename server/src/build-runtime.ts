@@ -2,21 +2,13 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
-import type { CommitFeed } from "@aexhq/brain-db";
-import {
-  CommitFanout,
-  type CreatedBoss,
-  channelFor,
-  connect,
-  createBoss,
-  DatabaseAvailability,
-  endOverdueCalls,
-  InvocationSigner,
-  JournalWriter,
-  PendingRepairs,
-  SecretBox,
-  type Sql,
-} from "@aexhq/brain-db";
+import type { CommitFeed } from "@aexhq/brain-db/commits";
+import { CommitFanout, channelFor } from "@aexhq/brain-db/commits";
+import { connect, DatabaseAvailability, type Sql } from "@aexhq/brain-db/connect";
+import { endOverdueCalls } from "@aexhq/brain-db/ops";
+import { type CreatedBoss, createBoss } from "@aexhq/brain-db/queue";
+import { InvocationSigner, SecretBox } from "@aexhq/brain-db/secrets";
+import { JournalWriter, PendingRepairs } from "@aexhq/brain-db/writer";
 import type { FastifyBaseLogger } from "fastify";
 import { CommitBus } from "./bus.js";
 import type { Config } from "./config.js";

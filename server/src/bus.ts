@@ -1,4 +1,5 @@
-import { type CommitKeys, Touch, type WrittenRecord } from "@aexhq/brain-db";
+import { type CommitKeys, Touch } from "@aexhq/brain-db/commits";
+import type { WrittenRecord } from "@aexhq/brain-db/writer";
 import { KeyedListeners } from "./keyed-listeners.js";
 
 /** `records`: what this process wrote to the session in that commit, when it knows it all. */

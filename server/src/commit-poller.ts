@@ -1,4 +1,6 @@
-import { type CommitKeys, emptyKeys, type Sql, sessionSeqs, Touch } from "@aexhq/brain-db";
+import { type CommitKeys, emptyKeys, Touch } from "@aexhq/brain-db/commits";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { sessionSeqs } from "@aexhq/brain-db/ops";
 import { type CommitBus, EVERY_TOUCH } from "./bus.js";
 
 /** A session that moved: everything but its end, which only an ended or deleted one announces. */

@@ -1,5 +1,5 @@
 import { type EgressConfig, EgressEnvSchema, egressConfig } from "@aexhq/brain-core/egress";
-import { DatabaseUrlSchema, parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db";
+import { DatabaseUrlSchema, parseEnv, resolveSecretKeys, SharedEnvSchema } from "@aexhq/brain-db/connect";
 import { z } from "zod";
 import type { QuotaDefaults } from "./quotas.js";
 import { TraceEnvSchema, type TraceExportConfig, traceExportConfig } from "./traces/otlp-config.js";

@@ -1,5 +1,7 @@
 import { join } from "node:path";
-import { connectToRole, migrate, type Sql, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { connectToRole, type Sql } from "@aexhq/brain-db/connect";
+import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
+import { migrate } from "@aexhq/brain-db/migrate";
 import type { Config } from "./config.js";
 
 export interface PreparedDatabase {

@@ -1,4 +1,4 @@
-import { type Judgement, SERVER_STALE_SECONDS } from "@aexhq/brain-db";
+import { type Judgement, SERVER_STALE_SECONDS } from "@aexhq/brain-db/ops";
 
 /** How long this server must have reached the database without a break before it judges others. */
 export const JUDGE_AFTER_MS = (SERVER_STALE_SECONDS + 1) * 1000;

@@ -7,7 +7,8 @@
  * token's own quotas are read at most every CACHE_MS per server (a model step with tool calls
  * would otherwise read them every time): a change applies within that.
  */
-import { type QuotaName, readTokenQuotas, type Sql, type TokenQuotas, tokenUsage } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { type QuotaName, readTokenQuotas, type TokenQuotas, tokenUsage } from "@aexhq/brain-db/ops";
 
 export type QuotaDefaults = TokenQuotas;
 

@@ -6,7 +6,7 @@ import {
   type Judgement,
   orphanedSessions,
   releaseResumableCalls,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import type { Services } from "./services.js";
 
 export type RecoveryDeps = Pick<Services, "sql" | "serverId" | "writer" | "log" | "actors" | "boss" | "liveness">;

@@ -1,4 +1,5 @@
-import { type ReplicaLag, replicaLag, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { type ReplicaLag, replicaLag } from "@aexhq/brain-db/ops";
 import type { FastifyBaseLogger } from "fastify";
 
 /**

@@ -1,5 +1,5 @@
 import { periodic } from "@aexhq/brain-contracts";
-import { prune } from "@aexhq/brain-db";
+import { prune } from "@aexhq/brain-db/ops";
 import type { Services } from "./services.js";
 
 /** What retention uses of the server. */

@@ -5,7 +5,7 @@
  * that revoked it at once) for revoked owners among its own open sockets and streams: one query,
  * and only while an application token holds something open here.
  */
-import { revokedAmong } from "@aexhq/brain-db";
+import { revokedAmong } from "@aexhq/brain-db/ops";
 import type { HostConnection } from "./hosts/connection.js";
 import type { HostRegistry } from "./hosts/registry.js";
 import type { OwnedStreams } from "./owned-streams.js";

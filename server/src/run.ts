@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type CommitFeed, databaseHosts, durability, surviveLostConnections } from "@aexhq/brain-db";
+import type { CommitFeed } from "@aexhq/brain-db/commits";
+import { databaseHosts, surviveLostConnections } from "@aexhq/brain-db/connect";
+import { durability } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.js";
 import type { Config } from "./config.js";

@@ -1,5 +1,7 @@
 import type { Egress } from "@aexhq/brain-core/egress";
-import { endCalls, migrateRights, registerServer, type Sql, stopServer } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { migrateRights } from "@aexhq/brain-db/migrate";
+import { endCalls, registerServer, stopServer } from "@aexhq/brain-db/ops";
 import type { FastifyBaseLogger } from "fastify";
 import { buildRuntime, type Runtime } from "./build-runtime.js";
 import type { Config } from "./config.js";

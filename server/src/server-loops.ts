@@ -1,6 +1,6 @@
 import { periodic } from "@aexhq/brain-contracts";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import { heartbeat } from "@aexhq/brain-db";
+import { heartbeat } from "@aexhq/brain-db/ops";
 import type { HostConnection } from "./hosts/connection.js";
 import type { Dispatcher } from "./hosts/dispatch.js";
 import type { HostRegistry } from "./hosts/registry.js";

@@ -9,16 +9,10 @@
 
 import type { Egress } from "@aexhq/brain-core/egress";
 import type { ModelToolCall, ProviderTransport, ToolModelCalls } from "@aexhq/brain-core/models";
-import type {
-  Appended,
-  DatabaseAvailability,
-  JournalWriter,
-  Judgement,
-  NewRecord,
-  PendingRepairs,
-  SecretBox,
-  Sql,
-} from "@aexhq/brain-db";
+import type { DatabaseAvailability, Sql } from "@aexhq/brain-db/connect";
+import type { Appended, Judgement, NewRecord } from "@aexhq/brain-db/ops";
+import type { SecretBox } from "@aexhq/brain-db/secrets";
+import type { JournalWriter, PendingRepairs } from "@aexhq/brain-db/writer";
 import type { FastifyBaseLogger } from "fastify";
 import type { PgBoss } from "pg-boss";
 import type { CommitBus } from "./bus.js";

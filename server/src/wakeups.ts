@@ -1,12 +1,6 @@
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import {
-  type CommitFanout,
-  type CommitListener,
-  channelFor,
-  lanesHoldSessions,
-  listenForCommits,
-  Touch,
-} from "@aexhq/brain-db";
+import { type CommitFanout, type CommitListener, channelFor, listenForCommits, Touch } from "@aexhq/brain-db/commits";
+import { lanesHoldSessions } from "@aexhq/brain-db/connect";
 import { CommitPoller } from "./commit-poller.js";
 import type { HostConnection } from "./hosts/connection.js";
 import type { Dispatcher } from "./hosts/dispatch.js";

@@ -1,7 +1,9 @@
 // Runs N one-write batches through a JournalWriter and prints the heap growth the second half of
 // them left behind (after forced GCs), for db/test/writer-heap.test.ts. Run with --expose-gc.
 import { randomUUID } from "node:crypto";
-import { channelFor, connect, emptyKeys, JournalWriter } from "@aexhq/brain-db";
+import { channelFor, emptyKeys } from "@aexhq/brain-db/commits";
+import { connect } from "@aexhq/brain-db/connect";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 
 const [url, n] = [process.argv[2], Number(process.argv[3])];
 const sql = connect(url, { schema: "brain", max: 2, applicationName: "brain-test-heap" });

@@ -1,15 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
-import {
-  channelFor,
-  DatabaseAvailability,
-  InvocationSigner,
-  JournalWriter,
-  PendingRepairs,
-  SecretBox,
-  type Sql,
-} from "@aexhq/brain-db";
+import { channelFor } from "@aexhq/brain-db/commits";
+import { DatabaseAvailability, type Sql } from "@aexhq/brain-db/connect";
+import { InvocationSigner, SecretBox } from "@aexhq/brain-db/secrets";
+import { JournalWriter, PendingRepairs } from "@aexhq/brain-db/writer";
 import { ComponentCache } from "./component-cache.js";
 import type { WorkerConfig } from "./config.js";
 import type { runWorkerJob } from "./invocation.js";

@@ -22,17 +22,9 @@ import {
 } from "@aexhq/brain-contracts";
 import { endUnknownWhenBack, endWithInvalidOutput, journalBudgetRefusal } from "@aexhq/brain-core/calls";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import {
-  type CallAction,
-  type ConnectionCallRef,
-  endsCall,
-  isConnectionError,
-  isDataException,
-  isUnavailable,
-  type JournalWriter,
-  type PendingRepairs,
-  transitionCall,
-} from "@aexhq/brain-db";
+import { isConnectionError, isDataException } from "@aexhq/brain-db/connect";
+import { type CallAction, type ConnectionCallRef, endsCall, transitionCall } from "@aexhq/brain-db/ops";
+import { isUnavailable, type JournalWriter, type PendingRepairs } from "@aexhq/brain-db/writer";
 import type { Logger } from "./log.js";
 import { type Checked, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
 import { checkedOutcome } from "./output-schema.js";

@@ -11,7 +11,8 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { componentBytes, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { componentBytes } from "@aexhq/brain-db/ops";
 import { capMemories } from "./sandbox/memory-cap.js";
 import type { TranspileRequest, TranspileResult } from "./transpile-thread.js";
 

@@ -11,7 +11,7 @@
  * and every poller polls each POLL_SECONDS besides, rather than pg-boss's 30 s, so a job put back
  * never waits long for a free slot.
  */
-import { WORKER_QUEUE } from "@aexhq/brain-db";
+import { WORKER_QUEUE } from "@aexhq/brain-db/queue";
 import type { PgBoss } from "pg-boss";
 
 const POLL_SECONDS = 2;

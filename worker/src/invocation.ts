@@ -6,7 +6,9 @@
  * placement picks the driver: components, HTTP Environment descriptors, HTTP application tools.
  */
 import { armAt, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import { type CallKey, claimWorkerCall, isConnectionError, isUnavailable, timeOutCall } from "@aexhq/brain-db";
+import { isConnectionError } from "@aexhq/brain-db/connect";
+import { type CallKey, claimWorkerCall, timeOutCall } from "@aexhq/brain-db/ops";
+import { isUnavailable } from "@aexhq/brain-db/writer";
 import { CallReporter, setupFailed } from "./call-reporter.js";
 import { runComponent } from "./drivers/component.js";
 import type { Driver, InvocationDeps } from "./drivers/driver.js";

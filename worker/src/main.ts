@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point of `npm run worker`: the only place that reads the environment.
-import { surviveLostConnections } from "@aexhq/brain-db";
+import { surviveLostConnections } from "@aexhq/brain-db/connect";
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./worker.js";
 

@@ -1,4 +1,4 @@
-import type { FlushInfo } from "@aexhq/brain-db";
+import type { FlushInfo } from "@aexhq/brain-db/writer";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { JobResult } from "./invocation.js";
 

@@ -7,7 +7,8 @@
  * again under a new identity.
  */
 import { randomUUID } from "node:crypto";
-import { heartbeatAlive, openConnection, registerServer, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { heartbeatAlive, openConnection, registerServer } from "@aexhq/brain-db/ops";
 
 export interface Identity {
   workerId: string;

@@ -5,7 +5,8 @@
  * is; nothing the component does afterwards can reach the journal, since every write is
  * conditional on the call being open.
  */
-import { endedAmong, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { endedAmong } from "@aexhq/brain-db/ops";
 import type { RunningThread } from "./thread-runner.js";
 
 export type StopReason = "deadline" | "ended" | "shutdown" | "lost";

@@ -3,7 +3,8 @@
  * problem is a setup failure: the ordinary tool error path (`setup_failed`), never retried.
  */
 import { type Outcome, ToolPlacementSchema } from "@aexhq/brain-contracts";
-import type { ClaimedWorkerCall, Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import type { ClaimedWorkerCall } from "@aexhq/brain-db/ops";
 import { setupFailed } from "./call-reporter.js";
 import { type ComponentCache, ComponentMemoryError, type LoadedComponent } from "./component-cache.js";
 import { memoryExceeded } from "./outcomes.js";

@@ -1,5 +1,7 @@
 import { periodic } from "@aexhq/brain-contracts";
-import { type DatabaseAvailability, type PendingRepairs, requeueLostWorkerJobs, type Sql } from "@aexhq/brain-db";
+import type { DatabaseAvailability, Sql } from "@aexhq/brain-db/connect";
+import { requeueLostWorkerJobs } from "@aexhq/brain-db/queue";
+import type { PendingRepairs } from "@aexhq/brain-db/writer";
 import type { PgBoss } from "pg-boss";
 import type { Logger } from "./log.js";
 import { beat, type Identity, register } from "./registration.js";

@@ -1,23 +1,12 @@
 import { periodic } from "@aexhq/brain-contracts";
 import type { Egress } from "@aexhq/brain-core/egress";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import {
-  type CommitFeed,
-  type CommitHandler,
-  connectToRole,
-  type DatabaseAvailability,
-  endCalls,
-  type JournalWriter,
-  lanesHoldSessions,
-  listenForCommits,
-  migrate,
-  migrateRights,
-  releaseResumableCalls,
-  type Sql,
-  startBoss,
-  stopServer,
-  WORKER_QUEUE,
-} from "@aexhq/brain-db";
+import { type CommitFeed, type CommitHandler, listenForCommits } from "@aexhq/brain-db/commits";
+import { connectToRole, type DatabaseAvailability, lanesHoldSessions, type Sql } from "@aexhq/brain-db/connect";
+import { migrate, migrateRights } from "@aexhq/brain-db/migrate";
+import { endCalls, releaseResumableCalls, stopServer } from "@aexhq/brain-db/ops";
+import { startBoss, WORKER_QUEUE } from "@aexhq/brain-db/queue";
+import type { JournalWriter } from "@aexhq/brain-db/writer";
 import type { PgBoss } from "pg-boss";
 import { z } from "zod";
 import { buildWorker } from "./build-worker.js";

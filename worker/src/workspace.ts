@@ -7,7 +7,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { readWorkspaceFiles, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { readWorkspaceFiles } from "@aexhq/brain-db/ops";
 
 export interface Workspace {
   dir: string;

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { registerServer, stopServer } from "@aexhq/brain-db";
+import { registerServer, stopServer } from "@aexhq/brain-db/ops";
 import { expect, it } from "vitest";
 import { startedBeforeAll } from "../../testkit/fixtures.js";
 import { until } from "../../testkit/wait.js";

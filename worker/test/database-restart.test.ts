@@ -1,7 +1,9 @@
 // A worker process on a Postgres of the test's own, which the test restarts (fast, immediate) and
 // cuts the connections of. The worker must stay up, heartbeat again and run later calls: its
 // journal writer, LISTEN connection, pools and pg-boss all reconnect.
-import { connect, migrate, startBoss } from "@aexhq/brain-db";
+import { connect } from "@aexhq/brain-db/connect";
+import { migrate } from "@aexhq/brain-db/migrate";
+import { startBoss } from "@aexhq/brain-db/queue";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { testComponent } from "../../testkit/components.js";
 import type { TestDatabase } from "../../testkit/database.js";

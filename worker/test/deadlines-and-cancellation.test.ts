@@ -1,6 +1,6 @@
 // A component is stopped (its thread terminated, wherever it is) at its deadline, when its call is
 // ended elsewhere, and shortly after it finished if it keeps running; the worker stays healthy.
-import { endCalls } from "@aexhq/brain-db";
+import { endCalls } from "@aexhq/brain-db/ops";
 import { expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
 import { answersOf, callComponent, callRecords, scriptWorker, waitForEnd } from "./support.js";

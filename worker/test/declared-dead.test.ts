@@ -1,6 +1,6 @@
 // A worker that a server declared dead while it was in fact alive (a long pause, a partition): its
 // calls were already ended `unknown`, so it stops them, registers again and goes on working.
-import { endCalls } from "@aexhq/brain-db";
+import { endCalls } from "@aexhq/brain-db/ops";
 import { expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
 import { callComponent, callRecords, scriptWorker, waitForEnd } from "./support.js";

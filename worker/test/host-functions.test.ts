@@ -1,6 +1,6 @@
 // Every host function of brain:tool/host, run by a real worker on a real component (built from
 // worker/test/fixtures/script.js), through pg-boss, with the journal records each one writes.
-import { endCalls } from "@aexhq/brain-db";
+import { endCalls } from "@aexhq/brain-db/ops";
 import { describe, expect, it } from "vitest";
 import { until } from "../../testkit/wait.js";
 import {

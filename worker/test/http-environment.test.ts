@@ -3,7 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { environmentSecret, SecretBox, secretAad } from "@aexhq/brain-db";
+import { environmentSecret, secretAad } from "@aexhq/brain-db/ops";
+import { SecretBox } from "@aexhq/brain-db/secrets";
 import postgres from "postgres";
 import { expect, it } from "vitest";
 import { startedBeforeAll } from "../../testkit/fixtures.js";

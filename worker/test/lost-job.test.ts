@@ -1,7 +1,8 @@
 // A worker that dies after pg-boss handed it a job but before it claimed the call leaves the call
 // pending with no job left to run it. Workers enqueue such calls' jobs again.
 import { randomUUID } from "node:crypto";
-import { appendRecords, LOST_JOB_SECONDS } from "@aexhq/brain-db";
+import { appendRecords } from "@aexhq/brain-db/ops";
+import { LOST_JOB_SECONDS } from "@aexhq/brain-db/queue";
 import { afterAll, expect, it } from "vitest";
 import {
   harnessForTests,

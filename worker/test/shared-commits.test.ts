@@ -5,7 +5,10 @@
 // what it hears can stop anything here.
 import { randomUUID } from "node:crypto";
 import { sealSessionSecrets, storedModelConfig } from "@aexhq/brain-core/models";
-import { CommitFanout, channelFor, endCalls, JournalWriter, SecretBox } from "@aexhq/brain-db";
+import { CommitFanout, channelFor } from "@aexhq/brain-db/commits";
+import { endCalls } from "@aexhq/brain-db/ops";
+import { SecretBox } from "@aexhq/brain-db/secrets";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type FakeProvider, startFakeOpenAI } from "../../testkit/fake-providers.js";
 import { TEST_SECRET_KEY } from "../../testkit/secrets.js";

@@ -5,18 +5,11 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  appendRecords,
-  type CommitFeed,
-  channelFor,
-  createSession,
-  enqueueWorkerJob,
-  JournalWriter,
-  type NewSession,
-  registerServer,
-  type Sql,
-  startBoss,
-} from "@aexhq/brain-db";
+import { type CommitFeed, channelFor } from "@aexhq/brain-db/commits";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { appendRecords, createSession, type NewSession, registerServer } from "@aexhq/brain-db/ops";
+import { enqueueWorkerJob, startBoss } from "@aexhq/brain-db/queue";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { type ComponentLimits, type Logger, type RunningWorker, startWorker } from "@aexhq/brain-worker";
 import type { PgBoss } from "pg-boss";
 import { pino } from "pino";

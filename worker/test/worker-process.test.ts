@@ -1,7 +1,8 @@
 // `npm run worker` as a real process: it needs only DATABASE_URL; a SIGKILL mid-invocation leaves
 // the call to the recovery sweep (`unknown`, `worker_lost`) and nobody runs it again; SIGTERM stops
 // it cleanly; a deadline stops a looping component without harming the process.
-import { endCalls, WORKER_QUEUE } from "@aexhq/brain-db";
+import { endCalls } from "@aexhq/brain-db/ops";
+import { WORKER_QUEUE } from "@aexhq/brain-db/queue";
 import { expect, it } from "vitest";
 import { spawnNode } from "../../testkit/server-process.js";
 import { until } from "../../testkit/wait.js";

@@ -1,16 +1,9 @@
 import { randomUUID } from "node:crypto";
-import {
-  appendRecords,
-  channelFor,
-  connect,
-  createSession,
-  insertHost,
-  JournalWriter,
-  migrate,
-  registerServer,
-  type Sql,
-  transitionCall,
-} from "@aexhq/brain-db";
+import { channelFor } from "@aexhq/brain-db/commits";
+import { connect, type Sql } from "@aexhq/brain-db/connect";
+import { migrate } from "@aexhq/brain-db/migrate";
+import { appendRecords, createSession, insertHost, registerServer, transitionCall } from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { type Figure, latency } from "../measure/stats.js";
 import type { Scenario } from "../runner/context.js";
 import { CpuMeter } from "../runner/proc.js";

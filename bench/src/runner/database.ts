@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { socketOf, startEmbeddedPostgres } from "@aexhq/brain-db";
+import { socketOf } from "@aexhq/brain-db/connect";
+import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import postgres, { type Sql } from "postgres";
 
 /** The Postgres a run uses: DATABASE_URL if set, else the embedded one under .brain-bench/pg. */

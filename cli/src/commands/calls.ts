@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { listCalls } from "@aexhq/brain-db";
+import { listCalls } from "@aexhq/brain-db/ops";
 import { api } from "../api.js";
 import type { CliEnv } from "../config.js";
 import { withReadDatabase } from "../database.js";

@@ -1,15 +1,14 @@
 import { parseArgs } from "node:util";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { bossInstalled, loadMigrations } from "@aexhq/brain-db/migrate";
 import {
-  bossInstalled,
   databaseFacts,
   durability,
   listenNotifyDelivered,
   liveProcesses,
-  loadMigrations,
   replicaLag,
   SERVER_STALE_SECONDS,
-  type Sql,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import type { CliEnv } from "../config.js";
 import { openReplica, withDatabase } from "../database.js";
 import { CliError } from "../errors.js";

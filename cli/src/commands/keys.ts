@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
-import { resealSecrets, resolveSecretKeys, SecretBox, secretsByKey } from "@aexhq/brain-db";
+import { resolveSecretKeys } from "@aexhq/brain-db/connect";
+import { resealSecrets, secretsByKey } from "@aexhq/brain-db/ops";
+import { SecretBox } from "@aexhq/brain-db/secrets";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
 import { CliError, UsageError } from "../errors.js";

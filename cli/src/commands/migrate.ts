@@ -8,8 +8,8 @@ import {
   migrationScript,
   pendingMigrations,
   roleNameProblem,
-  startBoss,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/migrate";
+import { startBoss } from "@aexhq/brain-db/queue";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
 import { UsageError } from "../errors.js";

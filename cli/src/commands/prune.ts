@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { prune } from "@aexhq/brain-db";
+import { prune } from "@aexhq/brain-db/ops";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
 import { UsageError } from "../errors.js";

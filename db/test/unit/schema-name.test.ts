@@ -2,7 +2,7 @@
 // Brain owns its schema (it creates, migrates and may drop it), so shared and system schemas are
 // refused with a message that says why.
 
-import { parseEnv, SharedEnvSchema } from "@aexhq/brain-db";
+import { parseEnv, SharedEnvSchema } from "@aexhq/brain-db/connect";
 import { describe, expect, it } from "vitest";
 
 const parse = (BRAIN_SCHEMA: string) => parseEnv(SharedEnvSchema, { BRAIN_SCHEMA });

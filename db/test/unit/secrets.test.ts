@@ -4,13 +4,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  loadOrCreateDevSecretKey,
-  parseSecretKey,
-  parseSecretKeys,
-  resolveSecretKeys,
-  SecretBox,
-} from "@aexhq/brain-db";
+import { resolveSecretKeys } from "@aexhq/brain-db/connect";
+import { loadOrCreateDevSecretKey, parseSecretKey, parseSecretKeys, SecretBox } from "@aexhq/brain-db/secrets";
 import { describe, expect, it } from "vitest";
 
 describe("SecretBox", () => {

@@ -1,4 +1,4 @@
-import { applyFilePatch, parseUnifiedDiff } from "@aexhq/brain-db";
+import { applyFilePatch, parseUnifiedDiff } from "@aexhq/brain-db/driver";
 import { describe, expect, it } from "vitest";
 
 const source = ["one", "two", "three", "four", "five", "six", "seven", ""].join("\n");

@@ -9,12 +9,11 @@ import {
   type CallAction,
   type CallRef,
   endCalls,
-  type JournalWriter,
-  type PendingRepairs,
   refuseEmission,
   type TransitionResult,
   transitionCall,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import type { JournalWriter, PendingRepairs } from "@aexhq/brain-db/writer";
 
 /**
  * The emission budget refuses a report. The refusal is journaled (see refuseEmission). An

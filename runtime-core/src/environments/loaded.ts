@@ -2,13 +2,8 @@
  * An Environment as its driver uses it: the stored row with its headers decrypted. Decrypted
  * headers live only in memory, for the requests of one invocation or setup.
  */
-import {
-  type EnvironmentRow,
-  environmentSecret,
-  type SecretBox,
-  type StoredEnvironment,
-  secretAad,
-} from "@aexhq/brain-db";
+import { type EnvironmentRow, environmentSecret, type StoredEnvironment, secretAad } from "@aexhq/brain-db/ops";
+import type { SecretBox } from "@aexhq/brain-db/secrets";
 import { z } from "zod";
 import { secretsOf } from "./redact.js";
 

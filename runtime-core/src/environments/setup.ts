@@ -5,15 +5,15 @@
  * retry; only an explicit setup (ctx.environments.setup) or an update runs it again.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
+import type { Sql } from "@aexhq/brain-db/connect";
 import {
   attemptEnvironmentSetup,
   type EnvironmentRow,
   readEnvironment,
-  type SecretBox,
   type SetupVerdict,
-  type Sql,
   type StoredEnvironment,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import type { SecretBox } from "@aexhq/brain-db/secrets";
 import type { Egress } from "../egress/guard.js";
 import { sendHttpCall } from "./http-client.js";
 import { joinBase } from "./http-request.js";

@@ -1,15 +1,7 @@
 import { type CreateSessionBody, type ModelConfig, ModelConfigSchema } from "@aexhq/brain-contracts";
-import {
-  environmentSecret,
-  MODEL_SECRET,
-  mcpSecret,
-  readModel,
-  readSecret,
-  type Sealed,
-  type SecretBox,
-  type Sql,
-  secretAad,
-} from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { environmentSecret, MODEL_SECRET, mcpSecret, readModel, readSecret, secretAad } from "@aexhq/brain-db/ops";
+import type { Sealed, SecretBox } from "@aexhq/brain-db/secrets";
 import { publicModelConfig } from "./provider.js";
 
 /**

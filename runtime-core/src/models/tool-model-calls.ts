@@ -10,15 +10,10 @@ import {
   type ModelResult,
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
-import {
-  type CallRef,
-  endedAmong,
-  endToolModelCall,
-  type JournalWriter,
-  type SecretBox,
-  type Sql,
-  startToolModelCall,
-} from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { type CallRef, endedAmong, endToolModelCall, startToolModelCall } from "@aexhq/brain-db/ops";
+import type { SecretBox } from "@aexhq/brain-db/secrets";
+import type { JournalWriter } from "@aexhq/brain-db/writer";
 import { loadModelConfig } from "./credentials.js";
 import { createProvider } from "./provider.js";
 import { ModelCallError, type ProviderResponse, type ProviderTransport } from "./types.js";

@@ -4,7 +4,8 @@
  * ends it, from any process, reaches the bus) and when the server shuts down.
  */
 import { armAt } from "@aexhq/brain-contracts";
-import { callState, Touch } from "@aexhq/brain-db";
+import { Touch } from "@aexhq/brain-db/commits";
+import { callState } from "@aexhq/brain-db/ops";
 import type { Services } from "../services.js";
 import type { HostCall } from "./journal.js";
 

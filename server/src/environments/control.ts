@@ -5,7 +5,7 @@
  * `environment_operation` record, whose sequence the ack carries with the answer.
  */
 import { BrainError, type EnvironmentOperation } from "@aexhq/brain-contracts";
-import { environmentCallContext } from "@aexhq/brain-db";
+import { environmentCallContext } from "@aexhq/brain-db/ops";
 import type { ToolRequestAnswer } from "../hosts/link.js";
 import type { Services } from "../services.js";
 import { authorize } from "./authorize.js";

@@ -9,7 +9,7 @@ import {
   type EnvironmentOperationWrite,
   type HostCallRef,
   journalEnvironmentOperation,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import type { Services } from "../services.js";
 
 export type JournalDeps = Pick<Services, "writer">;

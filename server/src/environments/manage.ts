@@ -23,9 +23,9 @@ import {
   MAX_SESSION_ENVIRONMENTS,
   readEnvironment,
   replaceEnvironment,
-  type Sealed,
   secretAad,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import type { Sealed } from "@aexhq/brain-db/secrets";
 import type { z } from "zod";
 import { denied } from "../egress/targets.js";
 import type { ToolRequestAnswer } from "../hosts/link.js";

@@ -12,7 +12,7 @@ import {
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
 import { invokeInEnvironment, setupNow } from "@aexhq/brain-core/environments";
-import { readEnvironment } from "@aexhq/brain-db";
+import { readEnvironment } from "@aexhq/brain-db/ops";
 import { z } from "zod";
 import type { ToolRequestAnswer } from "../hosts/link.js";
 import type { Services } from "../services.js";

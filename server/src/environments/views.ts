@@ -1,5 +1,5 @@
 import { byteLength, type EnvironmentView, MAX_FRAME_BYTES } from "@aexhq/brain-contracts";
-import type { EnvironmentRow } from "@aexhq/brain-db";
+import type { EnvironmentRow } from "@aexhq/brain-db/ops";
 
 /** An Environment as ctx.environments shows it: header names, never their values. */
 export function environmentView(row: EnvironmentRow): EnvironmentView {

@@ -9,16 +9,16 @@ import {
   UNSTORABLE_TEXT,
 } from "@aexhq/brain-contracts";
 import { endUnknownWhenBack, endWithInvalidOutput, journalBudgetRefusal } from "@aexhq/brain-core/calls";
+import { isDataException } from "@aexhq/brain-db/connect";
 import {
   type CallAction,
   type CallRef,
   endsCall,
-  isDataException,
-  isUnavailable,
   refuseEmission,
   type TransitionResult,
   transitionCall,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import { isUnavailable } from "@aexhq/brain-db/writer";
 import type { Services } from "../services.js";
 
 /**

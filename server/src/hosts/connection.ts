@@ -8,7 +8,8 @@ import {
   type ServerFrame,
   WireHostFrameSchema,
 } from "@aexhq/brain-contracts";
-import { type CallKey, callState, endedAmong, isDataException } from "@aexhq/brain-db";
+import { isDataException } from "@aexhq/brain-db/connect";
+import { type CallKey, callState, endedAmong } from "@aexhq/brain-db/ops";
 import type { WebSocket } from "ws";
 import { toBrainError } from "../plugins/errors.js";
 import type { Services } from "../services.js";

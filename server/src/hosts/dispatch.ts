@@ -7,7 +7,7 @@ import {
   endCalls,
   type NewCall,
   type NewRecord,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import { callDeadline } from "../loop/call-deadline.js";
 import type { RoutedSession, SessionInfo } from "../loop/session-info.js";
 import type { McpCall } from "../mcp/mcp-call.js";

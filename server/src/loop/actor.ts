@@ -1,5 +1,6 @@
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "@aexhq/brain-core/models";
-import { type Appended, endCalls, isUnavailable, type NewRecord, rel, type WrittenRecord } from "@aexhq/brain-db";
+import { type Appended, endCalls, type NewRecord, rel } from "@aexhq/brain-db/ops";
+import { isUnavailable, type WrittenRecord } from "@aexhq/brain-db/writer";
 import type { Services } from "../services.js";
 import { callerDeadline } from "./call-deadline.js";
 import { DeadlineTimers } from "./deadlines.js";

@@ -1,5 +1,6 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { sessionModelConfig } from "@aexhq/brain-core/models";
+import { Touch } from "@aexhq/brain-db/commits";
 import {
   claimParkedSessions,
   claimSession,
@@ -7,9 +8,8 @@ import {
   journalsBehind,
   markParked,
   parkedSessionsAhead,
-  Touch,
-  type WrittenRecord,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import type { WrittenRecord } from "@aexhq/brain-db/writer";
 import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 

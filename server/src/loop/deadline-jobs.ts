@@ -1,5 +1,6 @@
-import type { JournalWriter } from "@aexhq/brain-db";
-import { DEADLINE_QUEUE, deadlineBucket, endOverdueCalls, enqueueDeadlineJob, type WriteOp } from "@aexhq/brain-db";
+import { endOverdueCalls } from "@aexhq/brain-db/ops";
+import { DEADLINE_QUEUE, deadlineBucket, enqueueDeadlineJob } from "@aexhq/brain-db/queue";
+import type { JournalWriter, WriteOp } from "@aexhq/brain-db/writer";
 import type { PgBoss } from "pg-boss";
 
 /**

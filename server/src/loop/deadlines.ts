@@ -1,5 +1,5 @@
 import { armAt } from "@aexhq/brain-contracts";
-import { timeOutCall } from "@aexhq/brain-db";
+import { timeOutCall } from "@aexhq/brain-db/ops";
 import type { Services } from "../services.js";
 import type { LoopState } from "./state.js";
 

@@ -1,4 +1,5 @@
-import { type CommitKeys, Touch, type WriteOp } from "@aexhq/brain-db";
+import { type CommitKeys, Touch } from "@aexhq/brain-db/commits";
+import type { WriteOp } from "@aexhq/brain-db/writer";
 
 /**
  * A user message the session's own actor appends (the fast path, with the activation it starts)

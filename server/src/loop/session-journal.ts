@@ -1,12 +1,6 @@
-import {
-  type Appended,
-  appendRecords,
-  type NewRecord,
-  readRecords,
-  resolveRelative,
-  type Sql,
-  type WrittenRecord,
-} from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { type Appended, appendRecords, type NewRecord, readRecords, resolveRelative } from "@aexhq/brain-db/ops";
+import type { WrittenRecord } from "@aexhq/brain-db/writer";
 import type { FoldedRecord } from "../metrics/sink.js";
 import type { Services } from "../services.js";
 import { announcedAsLoop } from "./own-message.js";

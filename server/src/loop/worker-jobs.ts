@@ -1,4 +1,6 @@
-import { type AppendResult, enqueueWorkerJob, type NewRecord, type WriteOp } from "@aexhq/brain-db";
+import type { AppendResult, NewRecord } from "@aexhq/brain-db/ops";
+import { enqueueWorkerJob } from "@aexhq/brain-db/queue";
+import type { WriteOp } from "@aexhq/brain-db/writer";
 import type { PgBoss } from "pg-boss";
 
 /**

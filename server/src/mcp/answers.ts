@@ -1,5 +1,5 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
-import type { CallAnswer, McpTaskRow } from "@aexhq/brain-db";
+import type { CallAnswer, McpTaskRow } from "@aexhq/brain-db/ops";
 import type { CallToolResult, Task, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { BrainError, findUnstorable, type ToolPlacement, UNSTORABLE_TEXT } from "@aexhq/brain-contracts";
+import { Touch } from "@aexhq/brain-db/commits";
 import {
   appendRecords,
   type CallAnswer,
@@ -8,9 +9,8 @@ import {
   mcpSession,
   type NewMcpTask,
   sessionNamedHosts,
-  Touch,
   withMcpTask,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import { withWorkerJobs } from "../loop/worker-jobs.js";
 import type { Services } from "../services.js";
 import { waitOnSession } from "../session-wait.js";

@@ -1,5 +1,5 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
-import { mcpSession } from "@aexhq/brain-db";
+import { mcpSession } from "@aexhq/brain-db/ops";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { getMcpTask, listMcpTasks, type McpTaskRow } from "@aexhq/brain-db";
+import { getMcpTask, listMcpTasks, type McpTaskRow } from "@aexhq/brain-db/ops";
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import { ErrorCode, McpError, type Request, type Result, type Task } from "@modelcontextprotocol/sdk/types.js";
 import { callToolResult, mcpTask } from "./answers.js";

@@ -1,5 +1,5 @@
 import { payloadOf } from "@aexhq/brain-contracts";
-import type { FlushInfo } from "@aexhq/brain-db";
+import type { FlushInfo } from "@aexhq/brain-db/writer";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { type MetricSources, registerGauges } from "./gauges.js";
 import type { FoldedRecord, Metrics } from "./sink.js";

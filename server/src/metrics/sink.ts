@@ -1,4 +1,4 @@
-import type { FlushInfo } from "@aexhq/brain-db";
+import type { FlushInfo } from "@aexhq/brain-db/writer";
 
 /**
  * What the server's modules tell its metrics, on their hot paths: in-process counts only, never a

@@ -1,5 +1,5 @@
 import { BrainError } from "@aexhq/brain-contracts";
-import { sessionTokenId } from "@aexhq/brain-db";
+import { sessionTokenId } from "@aexhq/brain-db/ops";
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from "fastify";
 import { z } from "zod";
 

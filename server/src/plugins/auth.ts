@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { APP_TOKEN_PREFIX, BrainError } from "@aexhq/brain-contracts";
-import { activeAppTokenId, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { activeAppTokenId } from "@aexhq/brain-db/ops";
 import type { FastifyRequest } from "fastify";
 
 /** Who a request of the authenticated API acts for. */

@@ -1,5 +1,5 @@
 import { BrainError, ERROR_CODES, type ErrorCode, issueDetail } from "@aexhq/brain-contracts";
-import { type DatabaseAvailability, isConnectionError, isDataException } from "@aexhq/brain-db";
+import { type DatabaseAvailability, isConnectionError, isDataException } from "@aexhq/brain-db/connect";
 import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
 

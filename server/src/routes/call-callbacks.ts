@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { BrainError, CallFrameBodySchema, ERROR_CODES } from "@aexhq/brain-contracts";
-import { type CallbackRoute, modelGranted, type SecretBox, setServerUrl, verifyCallbackToken } from "@aexhq/brain-db";
+import { modelGranted, setServerUrl } from "@aexhq/brain-db/ops";
+import { type CallbackRoute, type SecretBox, verifyCallbackToken } from "@aexhq/brain-db/secrets";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Config } from "../config.js";

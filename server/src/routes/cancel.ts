@@ -1,5 +1,5 @@
 import { BrainError } from "@aexhq/brain-contracts";
-import { appendRecords, callExists, endCalls, getSession } from "@aexhq/brain-db";
+import { appendRecords, callExists, endCalls, getSession } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { parseInput } from "../plugins/validate.js";

@@ -1,5 +1,5 @@
 import { BrainError } from "@aexhq/brain-contracts";
-import { componentExists, storeComponent } from "@aexhq/brain-db";
+import { componentExists, storeComponent } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { Admissions } from "../components/admission.js";

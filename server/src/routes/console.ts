@@ -1,5 +1,5 @@
 import { ConsoleCallsQuerySchema, ConsoleListQuerySchema, ConsoleSessionsQuerySchema } from "@aexhq/brain-contracts";
-import { consoleCalls, consoleHosts, consoleProcesses, consoleSessions } from "@aexhq/brain-db";
+import { consoleCalls, consoleHosts, consoleProcesses, consoleSessions } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { parseInput } from "../plugins/validate.js";
 

@@ -1,5 +1,5 @@
 import { BrainError, EventsQuerySchema, type JournalEvent } from "@aexhq/brain-contracts";
-import { getSession, sessionStatus } from "@aexhq/brain-db";
+import { getSession, sessionStatus } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";

@@ -1,4 +1,4 @@
-import { schemaVersions } from "@aexhq/brain-db";
+import { schemaVersions } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { BrainError, corkPerTick } from "@aexhq/brain-contracts";
-import { closeConnection, endCalls, hostAuth, isUnavailable, openConnection } from "@aexhq/brain-db";
+import { closeConnection, endCalls, hostAuth, openConnection } from "@aexhq/brain-db/ops";
+import { isUnavailable } from "@aexhq/brain-db/writer";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { RegisterHostBodySchema } from "@aexhq/brain-contracts";
-import { insertHost } from "@aexhq/brain-db";
+import { insertHost } from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { digest, ownerOf } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";

@@ -1,5 +1,7 @@
 import { BrainError } from "@aexhq/brain-contracts";
-import { emptyKeys, recall, remember, sha256, type WriteOp } from "@aexhq/brain-db";
+import { emptyKeys } from "@aexhq/brain-db/commits";
+import { recall, remember, sha256 } from "@aexhq/brain-db/ops";
+import type { WriteOp } from "@aexhq/brain-db/writer";
 import type { Services } from "../services.js";
 
 /** A stable hash of a parsed request body: key order does not matter, content does. */

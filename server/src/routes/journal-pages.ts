@@ -1,4 +1,5 @@
-import { type RecordPage, readRecordPage, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { type RecordPage, readRecordPage } from "@aexhq/brain-db/ops";
 import type { FastifyBaseLogger } from "fastify";
 
 /**

@@ -5,7 +5,9 @@ import {
   type PostMessageResult,
   resolveCallerDeadline,
 } from "@aexhq/brain-contracts";
-import { appendRecords, sessionStatus, Touch, turnState, type WriteOp } from "@aexhq/brain-db";
+import { Touch } from "@aexhq/brain-db/commits";
+import { appendRecords, sessionStatus, turnState } from "@aexhq/brain-db/ops";
+import type { WriteOp } from "@aexhq/brain-db/writer";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { messagePayload } from "../loop/actor.js";
 import type { TurnEnd } from "../loop/turns.js";

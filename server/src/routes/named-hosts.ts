@@ -1,12 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { BrainError, ServeHostBodySchema } from "@aexhq/brain-contracts";
-import {
-  closeReplicaConnection,
-  insertReplica,
-  isUnavailable,
-  openReplicaConnection,
-  replicaAuth,
-} from "@aexhq/brain-db";
+import { closeReplicaConnection, insertReplica, openReplicaConnection, replicaAuth } from "@aexhq/brain-db/ops";
+import { isUnavailable } from "@aexhq/brain-db/writer";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { HostConnection } from "../hosts/connection.js";

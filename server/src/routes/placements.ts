@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import { BrainError, type EnvironmentSpec, type ToolPlacement } from "@aexhq/brain-contracts";
 import { schemaSizeProblem, unsupportedPatterns } from "@aexhq/brain-core/schemas";
-import { missingComponents, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { missingComponents } from "@aexhq/brain-db/ops";
 
 /**
  * The rules a session's tool placements must satisfy before anything is stored: unique names;

@@ -13,7 +13,7 @@ import {
   type SessionCursor,
   type SessionRow,
   sessionNamedHosts,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { ownerFilter } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";

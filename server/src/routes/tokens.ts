@@ -13,7 +13,7 @@ import {
   readAppToken,
   revokeAppToken,
   setTokenQuotas,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { digest } from "../plugins/auth.js";

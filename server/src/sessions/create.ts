@@ -11,7 +11,8 @@ import {
 } from "@aexhq/brain-contracts";
 import type { Upstream } from "@aexhq/brain-core/egress";
 import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "@aexhq/brain-core/models";
-import { createSession, getSession, hostExists, type SessionRow, type WriteOp } from "@aexhq/brain-db";
+import { createSession, getSession, hostExists, type SessionRow } from "@aexhq/brain-db/ops";
+import type { WriteOp } from "@aexhq/brain-db/writer";
 import { checkTargets, sessionTargets } from "../egress/targets.js";
 import { placeMcpTools } from "../mcp/placements.js";
 import { ownerFilter, ownerOf, type Principal } from "../plugins/auth.js";

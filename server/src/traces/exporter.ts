@@ -9,7 +9,7 @@ import {
   traceBacklog,
   traceContext,
   traceRecordsAfter,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
 import { type Resource, resourceFromAttributes } from "@opentelemetry/resources";
 import type { Services } from "../services.js";
 import { exportSpans, OtlpExportError } from "./otlp.js";

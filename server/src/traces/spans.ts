@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { brainRecord, payloadOf, type RecordedOutcome } from "@aexhq/brain-contracts";
-import type { TraceRecord } from "@aexhq/brain-db";
+import type { TraceRecord } from "@aexhq/brain-db/ops";
 import {
   type Attributes,
   type HrTime,

@@ -4,7 +4,7 @@
 // Without the grant it gets neither, and the route refuses the call. Real server, real worker, a
 // local HTTP service.
 import { Brain, httpEnv, tool } from "@aexhq/brain";
-import { callbackToken, SecretBox } from "@aexhq/brain-db";
+import { callbackToken, SecretBox } from "@aexhq/brain-db/secrets";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type BrainWithWorker, startBrainWithWorker } from "../../../testkit/brain-with-worker.js";

@@ -4,7 +4,7 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { httpEnv, tool } from "@aexhq/brain";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import { z } from "zod";
 
 export interface SeenRequest {

@@ -3,7 +3,7 @@
 // ended. Emissions share the activation's byte budget, as a host's frames do.
 import { randomBytes, randomUUID } from "node:crypto";
 import { type BrainError, hostEnv, tool, toolHandler } from "@aexhq/brain";
-import { callbackToken, SecretBox } from "@aexhq/brain-db";
+import { callbackToken, SecretBox } from "@aexhq/brain-db/secrets";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { expectError, request } from "../../../testkit/api.js";

@@ -4,7 +4,7 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { PlacedTool } from "@aexhq/brain";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import { z } from "zod";
 import type { BrainWithWorker } from "../../../testkit/brain-with-worker.js";
 

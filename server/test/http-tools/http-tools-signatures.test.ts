@@ -6,7 +6,7 @@
 // signed for another handler.
 import { hostEnv, httpTool, tool, toolHandler } from "@aexhq/brain";
 import { INVOCATION_SIGNATURE_HEADER } from "@aexhq/brain-contracts";
-import { InvocationSigner, SecretBox } from "@aexhq/brain-db";
+import { InvocationSigner, SecretBox } from "@aexhq/brain-db/secrets";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startBrainWithWorker } from "../../../testkit/brain-with-worker.js";

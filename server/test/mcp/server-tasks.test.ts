@@ -4,7 +4,7 @@
 // input answered with JSON-RPC errors. Two real server processes share one database; the host is
 // the Brain SDK in this process, connected to the server that survives.
 import { Brain, tool } from "@aexhq/brain";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";

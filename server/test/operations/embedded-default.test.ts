@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedPostgres } from "@aexhq/brain-db";
+import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import postgres from "postgres";
 import { expect, it } from "vitest";
 import { spawnServer } from "../../../testkit/server-process.js";

@@ -1,7 +1,7 @@
 // /readyz says "migrations current": the schema version this release expects equals the applied
 // one. A database a newer release migrated further, or one missing this release's last migration,
 // makes a running server unready (503), and ready again once the versions agree.
-import { expectedSchemaVersion } from "@aexhq/brain-db";
+import { expectedSchemaVersion } from "@aexhq/brain-db/ops";
 import { expect, it } from "vitest";
 import { spawnBrain } from "../../../testkit/brain.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";

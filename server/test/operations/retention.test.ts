@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Brain, tool } from "@aexhq/brain";
-import { prune } from "@aexhq/brain-db";
+import { prune } from "@aexhq/brain-db/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type SpawnedBrain, spawnBrain } from "../../../testkit/brain.js";

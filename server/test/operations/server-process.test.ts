@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect, type Sql } from "@aexhq/brain-db";
+import { connect, type Sql } from "@aexhq/brain-db/connect";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { closeStreams, createSession, dumpSchemas, openEvents, postMessage, request } from "../../../testkit/api.js";

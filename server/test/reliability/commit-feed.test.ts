@@ -4,7 +4,9 @@
 // feed must therefore carry everything its LISTEN hears and everything its own writer commits, each
 // with the writer it came from (a subscriber skips its own).
 import { randomUUID } from "node:crypto";
-import { appendRecords, type CommitKeys, channelFor, JournalWriter } from "@aexhq/brain-db";
+import { type CommitKeys, channelFor } from "@aexhq/brain-db/commits";
+import { appendRecords } from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { bareSession } from "../../../testkit/session-rows.js";

@@ -1,5 +1,5 @@
 import { Brain } from "@aexhq/brain";
-import { Touch } from "@aexhq/brain-db";
+import { Touch } from "@aexhq/brain-db/commits";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";

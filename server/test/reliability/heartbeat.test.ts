@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Brain } from "@aexhq/brain";
-import { registerServer, SERVER_STALE_SECONDS, stopServer } from "@aexhq/brain-db";
+import { registerServer, SERVER_STALE_SECONDS, stopServer } from "@aexhq/brain-db/ops";
 import { describe, expect, it } from "vitest";
 import { startBrain } from "../../../testkit/brain.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";

@@ -3,7 +3,7 @@
 // session whose journal moved past that mark (here: a message written without a notification,
 // which the stopping server never heard) is resumed as before, and its message answered.
 import { Brain } from "@aexhq/brain";
-import { appendRecords } from "@aexhq/brain-db";
+import { appendRecords } from "@aexhq/brain-db/ops";
 import { afterAll, describe, expect, it } from "vitest";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";

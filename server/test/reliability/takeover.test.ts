@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { channelFor } from "@aexhq/brain-db/commits";
 import {
-  channelFor,
   claimParkedSessions,
   claimSession,
-  JournalWriter,
   type Judgement,
   NO_JUDGEMENT,
   orphanedSessions,
   registerServer,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { bareSession, hostAndStoppedServer } from "../../../testkit/session-rows.js";

@@ -1,6 +1,6 @@
 // Application tokens in tests: creating them as the operator, and the routes a server registered.
 import { type CreatedToken, CreatedTokenSchema, type Session } from "@aexhq/brain-contracts";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import type { FastifyInstance } from "fastify";
 import { expect, vi } from "vitest";
 import { createSession, request, type Target } from "../../../testkit/api.js";

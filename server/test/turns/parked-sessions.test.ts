@@ -4,7 +4,7 @@
 // notification was lost reaches a parked session through the rescan that follows the LISTEN
 // connection's return (or, polling, through the next poll).
 import { Brain, tool } from "@aexhq/brain";
-import { appendRecords } from "@aexhq/brain-db";
+import { appendRecords } from "@aexhq/brain-db/ops";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startBrain } from "../../../testkit/brain.js";

@@ -1,4 +1,4 @@
-import { SERVER_STALE_SECONDS } from "@aexhq/brain-db";
+import { SERVER_STALE_SECONDS } from "@aexhq/brain-db/ops";
 import { describe, expect, it } from "vitest";
 import { JUDGE_AFTER_MS, Liveness } from "../../src/liveness.js";
 

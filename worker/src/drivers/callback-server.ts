@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { liveServerUrl, SERVER_STALE_SECONDS, type Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { liveServerUrl, SERVER_STALE_SECONDS } from "@aexhq/brain-db/ops";
 import type { RunningCall } from "../running-calls.js";
 
 /**

@@ -1,14 +1,10 @@
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import type { Egress } from "@aexhq/brain-core/egress";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import type {
-  ClaimedWorkerCall,
-  InvocationSigner,
-  JournalWriter,
-  PendingRepairs,
-  SecretBox,
-  Sql,
-} from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import type { ClaimedWorkerCall } from "@aexhq/brain-db/ops";
+import type { InvocationSigner, SecretBox } from "@aexhq/brain-db/secrets";
+import type { JournalWriter, PendingRepairs } from "@aexhq/brain-db/writer";
 import type { CallReporter } from "../call-reporter.js";
 import type { ComponentCache } from "../component-cache.js";
 import type { Logger } from "../log.js";

@@ -9,7 +9,8 @@
  */
 
 import { invokeInEnvironment } from "@aexhq/brain-core/environments";
-import { type ClaimedWorkerCall, callbackToken } from "@aexhq/brain-db";
+import type { ClaimedWorkerCall } from "@aexhq/brain-db/ops";
+import { callbackToken } from "@aexhq/brain-db/secrets";
 import { setupFailed } from "../call-reporter.js";
 import { checkedOutcome, inputProblem } from "../output-schema.js";
 import { callbackServerUrl } from "./callback-server.js";

@@ -12,7 +12,7 @@ import {
   type HttpToolInvocation,
   INVOCATION_SIGNATURE_HEADER,
 } from "@aexhq/brain-contracts";
-import { callbackToken } from "@aexhq/brain-db";
+import { callbackToken } from "@aexhq/brain-db/secrets";
 import { setupFailed } from "../call-reporter.js";
 import type { RunningCall } from "../running-calls.js";
 import { callbackServerUrl } from "./callback-server.js";

@@ -8,7 +8,9 @@
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
 import { cappedFetch, deniedOutcome, type Upstream } from "@aexhq/brain-core/egress";
 import { redact, secretsOf } from "@aexhq/brain-core/environments";
-import { mcpSecret, readSecret, type SecretBox, type Sql, secretAad } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
+import { mcpSecret, readSecret, secretAad } from "@aexhq/brain-db/ops";
+import type { SecretBox } from "@aexhq/brain-db/secrets";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js";

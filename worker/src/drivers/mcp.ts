@@ -13,7 +13,7 @@
  * or timing out a task call sends `tasks/cancel`.
  */
 import { deniedOutcome } from "@aexhq/brain-core/egress";
-import { recordResumePoint } from "@aexhq/brain-db";
+import { recordResumePoint } from "@aexhq/brain-db/ops";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { setupFailed } from "../call-reporter.js";
 import { checkedOutcome, inputProblem } from "../output-schema.js";

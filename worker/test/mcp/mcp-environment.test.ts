@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Brain, mcpEnv, mcpTools } from "@aexhq/brain";
-import type { Sql } from "@aexhq/brain-db";
+import type { Sql } from "@aexhq/brain-db/connect";
 import { startWorker } from "@aexhq/brain-worker";
 import { describe, expect, it } from "vitest";
 import { spawnBrainWithWorker, startBrainWithWorker } from "../../../testkit/brain-with-worker.js";

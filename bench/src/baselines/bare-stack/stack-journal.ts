@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
+import { channelFor } from "@aexhq/brain-db/commits";
+import { connect } from "@aexhq/brain-db/connect";
+import { migrate } from "@aexhq/brain-db/migrate";
 import {
   appendRecords,
-  channelFor,
-  connect,
   createSession,
   insertHost,
-  JournalWriter,
-  migrate,
   type NewRecord,
   openConnection,
   registerServer,
   rel,
   transitionCall,
-} from "@aexhq/brain-db";
+} from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import type postgres from "postgres";
 
 /**

@@ -1,0 +1,10 @@
+/** @aexhq/brain-db/writer: The journal writer: every write that appends to the journal or changes a call, in group commits. */
+export { asStoredJson } from "../jsonb-order.js";
+export { isUnavailable, PendingRepairs } from "../repairs.js";
+export {
+  type FlushInfo,
+  JournalWriter,
+  type WriteOp,
+  type WriterOptions,
+  type WrittenRecord,
+} from "../writer/index.js";
