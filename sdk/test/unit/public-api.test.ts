@@ -78,7 +78,7 @@ describe("the SDK's dependencies", () => {
       dependencies: Record<string, string>;
       peerDependencies: Record<string, string>;
     };
-    // contracts travels inside the SDK's tarball (scripts/vendor-contracts.mjs); zod is the application's.
+    // contracts travels inside the SDK's tarball (scripts/pack.mjs); zod is the application's.
     expect(Object.keys(pkg.dependencies).sort()).toEqual(["ws"]);
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual(["zod"]);
     const allowed = /^(node:|\.\.?\/|@aexhq\/brain-contracts$|ws$|zod$)/;
