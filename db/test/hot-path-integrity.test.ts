@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { channelFor } from "@aexhq/brain-db/commits";
 import { connect, type Sql } from "@aexhq/brain-db/connect";
 import {
-  appendRecords,
+  appendUnchecked,
   deleteSession,
   endCalls,
   endSession,
@@ -51,7 +51,7 @@ async function populated(w: JournalWriter): Promise<{ id: string; call: number }
   const id = randomUUID();
   await w.submit(session(id));
   const { records } = await w.submit(
-    appendRecords(id, [{ kind: "model_call_started", payload: { activation: 1 } }, startedCall()]),
+    appendUnchecked(id, [{ kind: "model_call_started", payload: { activation: 1 } }, startedCall()]),
   );
   const call = records[1]!.seq;
   const ref = { sessionId: id, seq: call, hostId };
@@ -132,16 +132,16 @@ describe("hot tables without foreign keys", () => {
   it("writes nothing for a session that does not exist or was deleted", async () => {
     const w = writer(db.sql);
     const missing = randomUUID();
-    expect((await w.submit(appendRecords(missing, [startedCall()], { requireActive: false }))).records).toEqual([]);
+    expect((await w.submit(appendUnchecked(missing, [startedCall()], { requireActive: false }))).records).toEqual([]);
     expect(Object.values(await rowsOf(missing)).every((n) => n === 0)).toBe(true);
 
     const { id, call } = await populated(w);
     // A second open call, so that transitions have an open call to name until the deletion.
-    const { records } = await w.submit(appendRecords(id, [startedCall()]));
+    const { records } = await w.submit(appendUnchecked(id, [startedCall()]));
     const open = { sessionId: id, seq: records[0]!.seq, hostId };
     await w.submit(deleteSession(id));
     expect(
-      (await w.submit(appendRecords(id, [{ kind: "note", payload: {} }], { requireActive: false }))).records,
+      (await w.submit(appendUnchecked(id, [{ kind: "note", payload: {} }], { requireActive: false }))).records,
     ).toEqual([]);
     expect((await w.submit(transitionCall(open, emit, 1_000_000))).seq).toBeNull();
     expect((await w.submit(transitionCall({ sessionId: id, seq: call, hostId }, { type: "finish" }))).seq).toBeNull();
@@ -167,11 +167,11 @@ describe("hot tables without foreign keys", () => {
     for (let i = 0; i < 40; i++) {
       const { id } = await populated(w);
       // A call opened by an append that may commit after the deletion chose what to cancel.
-      const { records } = await w.submit(appendRecords(id, [startedCall()]));
+      const { records } = await w.submit(appendUnchecked(id, [startedCall()]));
       const ref = { sessionId: id, seq: records[0]!.seq, hostId };
       const writes: Promise<unknown>[] = [];
       for (let k = 0; k < 3; k++) {
-        const note = appendRecords(id, [{ kind: "note", payload: { k } }, startedCall()], { requireActive: false });
+        const note = appendUnchecked(id, [{ kind: "note", payload: { k } }, startedCall()], { requireActive: false });
         writes.push(racers[3 * k]!.submit(note));
         writes.push(racers[3 * k + 1]!.submit(transitionCall(ref, emit, 1_000_000)));
         writes.push(racers[3 * k + 2]!.submit(startToolModelCall(ref, {}, serverId, 100)));

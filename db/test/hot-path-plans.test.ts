@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { channelFor } from "@aexhq/brain-db/commits";
 import { bindSchema } from "@aexhq/brain-db/connect";
-import { appendRecords, endOverdueCalls, type NewRecord, rel, transitionCall } from "@aexhq/brain-db/ops";
+import { appendUnchecked, endOverdueCalls, rel, transitionCall, type UncheckedRecord } from "@aexhq/brain-db/ops";
 import { JournalWriter } from "@aexhq/brain-db/writer";
 import type Postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,7 +56,7 @@ async function writerPlans(): Promise<PlanCount[]> {
   });
 }
 
-const started = (activation: number): NewRecord => ({
+const started = (activation: number): UncheckedRecord => ({
   kind: "tool_call_started",
   payload: { tool: "t", input: { n: 1 }, activation },
   call: { tool: "t", activationSeq: activation, hostId, connectionId: null, state: "running", deadlineAt: null },
@@ -70,14 +70,14 @@ describe("the hot path's statements", () => {
       // The two appends of a tool turn: a model call (which charges the budget) with a relative
       // reference, and a tool call without either; then a finish on that call.
       const turn = await writer.submit(
-        appendRecords(id, [
+        appendUnchecked(id, [
           { kind: "activation_started", payload: { cause: "user_message" } },
           { kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation: rel(-1) } },
         ]),
       );
       const activation = turn.records[0]!.seq;
       const call = await writer.submit(
-        appendRecords(id, [{ kind: "model_call_ended", payload: { call: activation + 1 } }, started(activation)]),
+        appendUnchecked(id, [{ kind: "model_call_ended", payload: { call: activation + 1 } }, started(activation)]),
       );
       const seq = call.records[1]!.seq;
       const ended = await writer.submit(
@@ -193,11 +193,11 @@ describe("the hot path's statements, on their generic plan", () => {
     await writer.submit(bareSession(id, hostId, serverId));
     for (let i = 0; i < 3; i++) await writer.submit(bareSession(randomUUID(), hostId, serverId));
     const turn = await writer.submit(
-      appendRecords(id, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
+      appendUnchecked(id, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
     );
     const activation = turn.records[0]!.seq;
     for (let i = 0; i < 40; i++) {
-      const call = await writer.submit(appendRecords(id, [started(activation)]));
+      const call = await writer.submit(appendUnchecked(id, [started(activation)]));
       lastCall = call.records[0]!.seq;
       if (i < 39) {
         await writer.submit(
@@ -227,7 +227,9 @@ describe("the hot path's statements, on their generic plan", () => {
   it("an append probes its session by id, whatever the batch holds", async () => {
     const scans = await planScans(
       await statementOf(
-        appendRecords(id, [{ kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation: 1 } }]),
+        appendUnchecked(id, [
+          { kind: "model_call_started", payload: { origin: { type: "agentloop" }, activation: 1 } },
+        ]),
       ),
     );
     const sessions = scans.filter((n) => n["Relation Name"] === "sessions");
@@ -242,12 +244,12 @@ describe("the index of open calls by deadline", () => {
     const sid = randomUUID();
     await writer.submit(bareSession(sid, hostId, serverId));
     const turn = await writer.submit(
-      appendRecords(sid, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
+      appendUnchecked(sid, [{ kind: "activation_started", payload: { cause: "user_message" } }]),
     );
     const activation = turn.records[0]!.seq;
     // Open calls without a deadline, the default (and every call this file wrote before).
     await writer.submit(
-      appendRecords(
+      appendUnchecked(
         sid,
         Array.from({ length: 30 }, () => started(activation)),
       ),
@@ -259,7 +261,7 @@ describe("the index of open calls by deadline", () => {
 
     const overdue = started(activation);
     overdue.call = { ...overdue.call!, deadlineAt: Date.now() - 1_000 };
-    const written = await writer.submit(appendRecords(sid, [overdue]));
+    const written = await writer.submit(appendUnchecked(sid, [overdue]));
     const ended = await writer.submit(endOverdueCalls());
     expect(ended.map((c) => [c.sessionId, c.seq])).toEqual([[sid, written.records[0]!.seq]]);
 

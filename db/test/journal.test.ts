@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type CommitKeys, channelFor, emptyKeys, encodeKeys, Touch } from "@aexhq/brain-db/commits";
 import type { Sql } from "@aexhq/brain-db/connect";
-import { appendRecords, endCalls, transitionCall } from "@aexhq/brain-db/ops";
+import { appendUnchecked, endCalls, transitionCall } from "@aexhq/brain-db/ops";
 import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
@@ -28,7 +28,7 @@ async function newSession(w: JournalWriter): Promise<string> {
 /** A dispatched call, as the Agentloop would create it. */
 async function newCall(w: JournalWriter, sessionId: string): Promise<number> {
   const r = await w.submit(
-    appendRecords(sessionId, [
+    appendUnchecked(sessionId, [
       {
         kind: "tool_call_started",
         payload: { tool: "t", input: {} },
@@ -62,7 +62,7 @@ describe("journal", () => {
       const w = i % 2 === 0 ? a : b;
       writes.push(
         w.submit(
-          appendRecords(id, [
+          appendUnchecked(id, [
             { kind: "note", payload: { i } },
             { kind: "note2", payload: { i } },
           ]),
@@ -133,9 +133,9 @@ describe("journal", () => {
     const w = writer(db.sql);
     const id = await newSession(w);
     await db.sql`UPDATE sessions SET owner_epoch = owner_epoch + 1 WHERE id = ${id}`;
-    const stale = await w.submit(appendRecords(id, [{ kind: "activation_started", payload: {} }], { epoch: 1 }));
+    const stale = await w.submit(appendUnchecked(id, [{ kind: "activation_started", payload: {} }], { epoch: 1 }));
     expect(stale.records).toEqual([]);
-    const fresh = await w.submit(appendRecords(id, [{ kind: "activation_started", payload: {} }], { epoch: 2 }));
+    const fresh = await w.submit(appendUnchecked(id, [{ kind: "activation_started", payload: {} }], { epoch: 2 }));
     expect(fresh.records.map((r) => r.seq)).toEqual([2]);
   });
 
@@ -149,7 +149,7 @@ describe("journal", () => {
     const before = w.stats.batches;
     await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        w.submit(appendRecords(sessions[i % 20]!, [{ kind: "tool_result", payload: { big: "x".repeat(1000) } }])),
+        w.submit(appendUnchecked(sessions[i % 20]!, [{ kind: "tool_result", payload: { big: "x".repeat(1000) } }])),
       ),
     );
     const batches = w.stats.batches - before;
@@ -180,9 +180,9 @@ describe("journal", () => {
     const w = writer(db.sql);
     const id = await newSession(w);
     const results = await Promise.allSettled([
-      w.submit(appendRecords(id, [{ kind: "ok1", payload: {} }])),
+      w.submit(appendUnchecked(id, [{ kind: "ok1", payload: {} }])),
       w.submit({ keys: () => emptyKeys(), run: (tx) => tx`SELECT 1/0` }),
-      w.submit(appendRecords(id, [{ kind: "ok2", payload: {} }])),
+      w.submit(appendUnchecked(id, [{ kind: "ok2", payload: {} }])),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     const kinds = await db.sql`SELECT kind FROM records WHERE session_id = ${id} ORDER BY seq`;

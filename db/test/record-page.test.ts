@@ -2,7 +2,7 @@
 // `more` flag that says whether to read on.
 import { randomUUID } from "node:crypto";
 import { channelFor } from "@aexhq/brain-db/commits";
-import { appendRecords, createSession, readRecordPage } from "@aexhq/brain-db/ops";
+import { appendUnchecked, createSession, readRecordPage } from "@aexhq/brain-db/ops";
 import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
@@ -32,7 +32,7 @@ beforeAll(async () => {
   );
   // {"t": "xxx…"} is 9 bytes of JSON text around the x's.
   await writer.submit(
-    appendRecords(
+    appendUnchecked(
       sessionId,
       sizes.map((n) => ({ kind: "note", payload: { t: "x".repeat(n - 9) } })),
     ),

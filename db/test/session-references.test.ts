@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { appendRecords, claimSession } from "@aexhq/brain-db/ops";
+import { appendUnchecked, claimSession } from "@aexhq/brain-db/ops";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
@@ -194,8 +194,8 @@ describe("a session's references under concurrency", () => {
       await holder`SELECT 1 FROM app_tokens WHERE id = ${tokenId} FOR UPDATE`;
       const written = await db.sql.begin(async (tx) => {
         await tx`SET LOCAL lock_timeout = '3s'`;
-        const first = await appendRecords(id, [{ kind: "note", payload: { n: 1 } }]).run(tx);
-        const second = await appendRecords(id, [{ kind: "note", payload: { n: 2 } }]).run(tx);
+        const first = await appendUnchecked(id, [{ kind: "note", payload: { n: 1 } }]).run(tx);
+        const second = await appendUnchecked(id, [{ kind: "note", payload: { n: 2 } }]).run(tx);
         return [...first.records, ...second.records].map((r) => r.seq);
       });
       expect(written).toEqual([2, 3]);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { channelFor } from "@aexhq/brain-db/commits";
 import type { Sql } from "@aexhq/brain-db/connect";
-import { appendRecords, endSession, rel, transitionCall } from "@aexhq/brain-db/ops";
+import { appendUnchecked, endSession, rel, transitionCall } from "@aexhq/brain-db/ops";
 import { JournalWriter, type WriteOp } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
@@ -38,7 +38,7 @@ async function prepare(w: JournalWriter): Promise<{ a: string; b: string; c: str
   const ids = { a: randomUUID(), b: randomUUID(), c: randomUUID() };
   for (const id of Object.values(ids)) {
     await w.submit(newSession(id));
-    await w.submit(appendRecords(id, [{ kind: "model_call_started", payload: { activation: 2 } }, started("t")]));
+    await w.submit(appendUnchecked(id, [{ kind: "model_call_started", payload: { activation: 2 } }, started("t")]));
   }
   await w.submit(endSession(ids.c, "done"));
   return ids;
@@ -52,20 +52,20 @@ function script(s: { a: string; b: string; c: string }): WriteOp<unknown>[] {
   const onA = { sessionId: s.a, seq: 3, hostId };
   const onB = { sessionId: s.b, seq: 3, hostId };
   return [
-    appendRecords(s.a, [
+    appendUnchecked(s.a, [
       { kind: "note", payload: { n: 1 } },
       { kind: "reply", payload: { to: rel(-1) } },
     ]),
     transitionCall(onB, { type: "emit", kind: "progress", data: { pct: 50 } }, MAX_BYTES),
-    appendRecords(s.c, [{ kind: "note", payload: { refused: true } }]),
-    appendRecords(s.b, [{ kind: "model_call_started", payload: { activation: 2 } }, started("u")]),
+    appendUnchecked(s.c, [{ kind: "note", payload: { refused: true } }]),
+    appendUnchecked(s.b, [{ kind: "model_call_started", payload: { activation: 2 } }, started("u")]),
     transitionCall(onA, { type: "emit", kind: "progress", data: { big: "x".repeat(MAX_BYTES) } }, MAX_BYTES),
     transitionCall(onB, { type: "result", outcome: { status: "ok" }, content: "half" }, MAX_BYTES),
-    appendRecords(s.a, [{ kind: "note", payload: { n: 2 } }], { epoch: 999 }),
+    appendUnchecked(s.a, [{ kind: "note", payload: { n: 2 } }], { epoch: 999 }),
     transitionCall(onA, { type: "finish", outcome: { status: "ok" }, content: "done" }, MAX_BYTES),
     transitionCall(onB, { type: "finish" }, MAX_BYTES),
     transitionCall(onA, { type: "emit", kind: "late", data: {} }, MAX_BYTES),
-    appendRecords(s.b, [{ kind: "note", payload: { after: rel(-1) } }]),
+    appendUnchecked(s.b, [{ kind: "note", payload: { after: rel(-1) } }]),
   ];
 }
 
@@ -167,10 +167,10 @@ describe("writes merged into one statement per kind", () => {
     for (const id of ids) await w.submit(newSession(id));
     const before = { ...w.stats };
     const [good1, bad, good2] = await asOneBatch(w, [
-      appendRecords(ids[0]!, [{ kind: "note", payload: { ok: 1 } }]),
+      appendUnchecked(ids[0]!, [{ kind: "note", payload: { ok: 1 } }]),
       // Postgres refuses a NUL in jsonb text: the merged statement fails as a whole.
-      appendRecords(ids[1]!, [{ kind: "note", payload: { text: "a\u0000b" } }]),
-      appendRecords(ids[2]!, [{ kind: "note", payload: { ok: 2 } }]),
+      appendUnchecked(ids[1]!, [{ kind: "note", payload: { text: "a\u0000b" } }]),
+      appendUnchecked(ids[2]!, [{ kind: "note", payload: { ok: 2 } }]),
     ]);
     expect(w.stats.fallbacks - before.fallbacks).toBe(1);
     expect(good1).toMatchObject({ status: "fulfilled", value: { records: [{ seq: 2, kind: "note" }] } });
@@ -185,9 +185,9 @@ describe("writes merged into one statement per kind", () => {
     const other = randomUUID();
     for (const x of [id, other]) await w.submit(newSession(x));
     const results = await asOneBatch(w, [
-      appendRecords(id, [{ kind: "note", payload: { n: 1 } }]),
-      appendRecords(other, [{ kind: "note", payload: { n: 1 } }]),
-      appendRecords(id.toUpperCase(), [{ kind: "note", payload: { n: 2 } }]),
+      appendUnchecked(id, [{ kind: "note", payload: { n: 1 } }]),
+      appendUnchecked(other, [{ kind: "note", payload: { n: 1 } }]),
+      appendUnchecked(id.toUpperCase(), [{ kind: "note", payload: { n: 2 } }]),
     ]);
     const seqs = results.map(
       (r) => (r as PromiseFulfilledResult<{ records: { seq: number }[] }>).value.records[0]?.seq,

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type CommitKeys, channelFor } from "@aexhq/brain-db/commits";
-import { appendRecords, readRecords, rel, transitionCall } from "@aexhq/brain-db/ops";
+import { appendUnchecked, readRecords, rel, transitionCall } from "@aexhq/brain-db/ops";
 import { JournalWriter, type WrittenRecord } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
@@ -59,7 +59,7 @@ describe("records handed on at commit", () => {
       skipped: undefined,
     };
     const { records } = await writer.submit(
-      appendRecords(id, [
+      appendUnchecked(id, [
         { kind: "model_call_started", payload: { activation: 1 } },
         {
           kind: "tool_call_started",
@@ -79,7 +79,7 @@ describe("records handed on at commit", () => {
     // A finish with its own outcome (most calls end so): the terminal record is handed on as
     // Postgres returned the outcome, not copied, and must still read back the same.
     const second = await writer.submit(
-      appendRecords(id, [
+      appendUnchecked(id, [
         {
           kind: "tool_call_started",
           payload: { tool: "t", input: {}, activation: 1 },
@@ -113,9 +113,9 @@ describe("records handed on at commit", () => {
   it("leave out a session that a write without a description touched in the same batch", async () => {
     const id = await newSession();
     heard.length = 0;
-    const described = appendRecords(id, [{ kind: "note", payload: { n: 1 } }]);
+    const described = appendUnchecked(id, [{ kind: "note", payload: { n: 1 } }]);
     // The same append without its description: the batch's records for the session are unknown.
-    const undescribed = { ...appendRecords(id, [{ kind: "note", payload: { n: 2 } }]), written: undefined };
+    const undescribed = { ...appendUnchecked(id, [{ kind: "note", payload: { n: 2 } }]), written: undefined };
     const blocker = writer.submit({
       keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
       run: (tx) => tx`SELECT 1`.execute(),
@@ -136,7 +136,7 @@ describe("a write's committed hook", () => {
     for (const shape of ["one round trip", "alone"] as const) {
       const order: string[] = [];
       heard.length = 0;
-      const op = appendRecords(id, [{ kind: "progress", payload: { shape } }]);
+      const op = appendUnchecked(id, [{ kind: "progress", payload: { shape } }]);
       // Without `notify` a write cannot go out in one round trip: it runs in a batch of its own.
       const submitted =
         shape === "alone" ? { keys: op.keys, run: op.run, written: op.written } : { ...op, merge: undefined };
@@ -160,7 +160,7 @@ describe("a write's committed hook", () => {
   it("is dropped when it throws: the write has committed, and resolves", async () => {
     const id = await newSession();
     const written = await writer.submit({
-      ...appendRecords(id, [{ kind: "progress", payload: {} }]),
+      ...appendUnchecked(id, [{ kind: "progress", payload: {} }]),
       committed: () => {
         throw new Error("a hook's own failure");
       },

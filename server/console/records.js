@@ -5,7 +5,7 @@ import { badge, brief, duration, h, shortId } from "./dom.js";
 
 /** @typedef {{ sequence: number, kind: string, payload: any, createdAt: string }} JournalEvent */
 
-const LABELS = {
+export const RECORD_LABELS = {
   session_created: "session created",
   user_message: "user",
   activation_started: "activation",
@@ -25,11 +25,11 @@ const LABELS = {
 
 /** Whether a kind is one of the journal's own (the rest are tools' extension events). */
 export function isRecordKind(kind) {
-  return Object.hasOwn(LABELS, kind);
+  return Object.hasOwn(RECORD_LABELS, kind);
 }
 
 export function labelOf(kind) {
-  return isRecordKind(kind) ? LABELS[kind] : "event";
+  return isRecordKind(kind) ? RECORD_LABELS[kind] : "event";
 }
 
 const text = (value) => (typeof value === "string" ? value : value === undefined || value === null ? "" : brief(value));

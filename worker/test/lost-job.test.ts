@@ -1,7 +1,7 @@
 // A worker that dies after pg-boss handed it a job but before it claimed the call leaves the call
 // pending with no job left to run it. Workers enqueue such calls' jobs again.
 import { randomUUID } from "node:crypto";
-import { appendRecords } from "@aexhq/brain-db/ops";
+import { appendUnchecked } from "@aexhq/brain-db/ops";
 import { LOST_JOB_SECONDS } from "@aexhq/brain-db/queue";
 import { afterAll, expect, it } from "vitest";
 import {
@@ -26,7 +26,7 @@ afterAll(async () => {
 async function orphanedCall(ageSeconds: number): Promise<number> {
   const activation = await startActivation(h, session);
   const { records } = await h.writer.submit(
-    appendRecords(session, [
+    appendUnchecked(session, [
       {
         kind: "tool_call_started",
         payload: { tool: "tool", callId: randomUUID(), input: { steps: [{ op: "finish-answers" }] }, activation },

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { channelFor } from "@aexhq/brain-db/commits";
 import { connect, type Sql } from "@aexhq/brain-db/connect";
 import { migrate } from "@aexhq/brain-db/migrate";
-import { appendRecords, createSession, insertHost, registerServer, transitionCall } from "@aexhq/brain-db/ops";
+import { appendUnchecked, createSession, insertHost, registerServer, transitionCall } from "@aexhq/brain-db/ops";
 import { JournalWriter } from "@aexhq/brain-db/writer";
 import { type Figure, latency } from "../measure/stats.js";
 import type { Scenario } from "../runner/context.js";
@@ -36,10 +36,10 @@ export const floorJournal: Scenario = {
       const emit = () =>
         transitionCall({ ...call, hostId }, { type: "emit", kind: "bench.tick", data: { k: 1 } }, 1e15);
       const n = ctx.quick ? 1_000 : 5_000;
-      const one = () => appendRecords(sessionId, [{ kind: "bench.one", payload: { call: 1, data: { k: 1 } } }]);
+      const one = () => appendUnchecked(sessionId, [{ kind: "bench.one", payload: { call: 1, data: { k: 1 } } }]);
       // A text turn's first commit: the user's message, the activation it starts and its model call.
       const three = () =>
-        appendRecords(sessionId, [
+        appendUnchecked(sessionId, [
           { kind: "bench.user_message", payload: { text: "hello" } },
           { kind: "bench.activation_started", payload: { cause: "user_message" } },
           { kind: "bench.model_call_started", payload: { model: "scripted" } },
@@ -112,7 +112,7 @@ async function bareSession(sql: Sql, writer: JournalWriter): Promise<{ sessionId
 /** A running call of the host's, dispatched: what emits report on. */
 async function openCall(writer: JournalWriter, sessionId: string, hostId: string) {
   const started = await writer.submit(
-    appendRecords(sessionId, [
+    appendUnchecked(sessionId, [
       {
         kind: "tool_call_started",
         payload: { name: "bench_emit", input: {} },

@@ -14,11 +14,14 @@ export {
   type Appended,
   type AppendGuard,
   type AppendResult,
+  type AsWritten,
   appendRecords,
+  appendUnchecked,
   type NewCall,
   type NewRecord,
   rel,
   resolveRelative,
+  type UncheckedRecord,
 } from "../ops/append.js";
 export {
   type CallAction,

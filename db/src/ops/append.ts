@@ -1,3 +1,4 @@
+import type { BrainRecordKind, RecordPayload } from "@aexhq/brain-contracts";
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
@@ -26,7 +27,20 @@ export interface NewCall {
   origin?: "agentloop" | "mcp";
 }
 
-export interface NewRecord {
+/** A payload as written: any of its top-level sequence fields may be a `rel()` of the same append. */
+export type AsWritten<P> = { [F in keyof P]: number extends P[F] ? P[F] | Relative : P[F] };
+
+/**
+ * A record to append: one of Brain's own kinds, its payload that kind's schema's type (as
+ * written: see AsWritten). Tools' extension events are not appended here but reported on their
+ * call (call-transition.ts).
+ */
+export type NewRecord = {
+  [K in BrainRecordKind]: { kind: K; payload: AsWritten<RecordPayload<K>>; call?: NewCall };
+}[BrainRecordKind];
+
+/** A record of any kind and payload, as tests and benchmarks write them (appendUnchecked). */
+export interface UncheckedRecord {
   kind: string;
   payload: unknown;
   call?: NewCall;
@@ -114,7 +128,7 @@ interface AppendInput {
   records: RecordInput[];
 }
 
-function recordInput(r: NewRecord): RecordInput {
+function recordInput(r: UncheckedRecord): RecordInput {
   const relative = relativeOf(r.payload);
   if (relative === null) return { kind: r.kind, payload: r.payload, call: r.call ?? null };
   const payload: Record<string, unknown> = {};
@@ -130,6 +144,18 @@ function recordInput(r: NewRecord): RecordInput {
  * (writer/merge.ts).
  */
 export function appendRecords(sessionId: string, records: NewRecord[], guard: AppendGuard = {}): WriteOp<AppendResult> {
+  return appendUnchecked(sessionId, records, guard);
+}
+
+/**
+ * appendRecords for records no schema holds: a test's or a benchmark's made-up kinds and
+ * payloads. Brain's own code appends through appendRecords, typed by kind.
+ */
+export function appendUnchecked(
+  sessionId: string,
+  records: readonly UncheckedRecord[],
+  guard: AppendGuard = {},
+): WriteOp<AppendResult> {
   const input: AppendInput = {
     sid: sessionId,
     n: records.length,

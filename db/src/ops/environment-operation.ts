@@ -1,3 +1,4 @@
+import type { RecordPayload } from "@aexhq/brain-contracts";
 /** The `environment_operation` record of a ctx.environments operation, with the change it reports. */
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
@@ -19,7 +20,7 @@ export interface EnvironmentOperationWrite<R> {
   /** The change, in the record's transaction (a refusal is a result, not an exception). */
   effect?: (tx: TransactionSql) => Promise<R>;
   /** The record's payload, from the effect's result. */
-  payload: (result: R | undefined) => Record<string, unknown>;
+  payload: (result: R | undefined) => RecordPayload<"environment_operation">;
   /**
    * Charges the record to the activation's emission budget of this many bytes at most; over it,
    * the refusal is recorded instead (like any emission's: see refuseEmission). Only with `requireOpenCall` false:

@@ -3,7 +3,7 @@
  * `{ call, operation, name, outcome: { status, error? } }`, plus `value` for a successful call.
  * Never a header value: records carry names, codes and messages built from them.
  */
-import type { BrainError, EnvironmentOperation } from "@aexhq/brain-contracts";
+import type { BrainError, EnvironmentOperation, RecordPayload } from "@aexhq/brain-contracts";
 import {
   type EnvironmentOperationResult,
   type EnvironmentOperationWrite,
@@ -39,7 +39,7 @@ export function recordPayload(
   request: OperationRequest,
   outcome: OperationOutcome,
   extra: Record<string, unknown> = {},
-): Record<string, unknown> {
+): RecordPayload<"environment_operation"> {
   return { call: call.seq, operation: request.operation, name: request.name ?? null, outcome, ...extra };
 }
 

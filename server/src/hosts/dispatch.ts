@@ -1,4 +1,4 @@
-import { errorOutcome, type Outcome, type ToolPlacement } from "@aexhq/brain-contracts";
+import { errorOutcome, type Outcome, type RecordPayload, type ToolPlacement } from "@aexhq/brain-contracts";
 import type { ModelToolCall } from "@aexhq/brain-core/models";
 import {
   type Appended,
@@ -15,6 +15,7 @@ import type { Services } from "../services.js";
 import type { HostLink } from "./link.js";
 
 type CallBase = Pick<NewCall, "tool" | "activationSeq" | "deadlineAt" | "origin">;
+type StartedPayload = RecordPayload<"tool_call_started">;
 
 /**
  * Routes tool calls to hosts. A call's tool_call_started commits first; when its host is connected
@@ -43,7 +44,13 @@ export class Dispatcher {
     return toolCalls.map((tc, i) => {
       const tool = session.tools.find((t) => t.name === tc.name);
       const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
-      const payload = { tool: tc.name, callId: tc.id, input: tc.input, activation, deadline: deadlineAt };
+      const payload: StartedPayload = {
+        tool: tc.name,
+        callId: tc.id,
+        input: tc.input,
+        activation,
+        deadline: deadlineAt,
+      };
       const base = { tool: tc.name, activationSeq: activation, deadlineAt };
       return i < room ? this.route(session, tool, payload, base) : this.refused(payload, base);
     });
@@ -57,7 +64,7 @@ export class Dispatcher {
   planMcp(session: RoutedSession, call: McpCall, caller: number | null, room = 1): NewRecord {
     const tool = session.tools.find((t) => t.name === call.tool);
     const deadlineAt = callDeadline(tool, caller, this.rt.config.maxToolMs);
-    const payload = {
+    const payload: StartedPayload = {
       tool: call.tool,
       callId: call.callId,
       input: call.input,
@@ -70,7 +77,7 @@ export class Dispatcher {
   }
 
   /** A call past its owner's open-calls quota: journaled, run by nobody, ended at once. */
-  private refused(payload: unknown, base: CallBase): NewRecord {
+  private refused(payload: StartedPayload, base: CallBase): NewRecord {
     const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "none" } as const;
     const record: NewRecord = { kind: "tool_call_started", payload, call };
     this.refusals.set(
@@ -83,7 +90,12 @@ export class Dispatcher {
   }
 
   /** Who runs a call: a worker, a named host, the session's host (at once when connected here), or nobody. */
-  private route(session: RoutedSession, tool: ToolPlacement | undefined, payload: unknown, base: CallBase): NewRecord {
+  private route(
+    session: RoutedSession,
+    tool: ToolPlacement | undefined,
+    payload: StartedPayload,
+    base: CallBase,
+  ): NewRecord {
     if (tool && (tool.env.type !== "host" || tool.env.url)) {
       // Brain runs it itself (a component, an HTTP Environment descriptor, a tool the application
       // serves over HTTP): a worker claims it through the job committed with this record.

@@ -1,3 +1,4 @@
+import type { RecordPayload } from "@aexhq/brain-contracts";
 import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "@aexhq/brain-core/models";
 import { type Appended, endCalls, type NewRecord, rel } from "@aexhq/brain-db/ops";
 import { isUnavailable, type WrittenRecord } from "@aexhq/brain-db/writer";
@@ -228,7 +229,7 @@ export class SessionActor {
     }
     const message = s.messages[0];
     if (message) {
-      const start = { kind: "activation_started", payload: { cause: "user_message", message: message.seq } };
+      const start: NewRecord = { kind: "activation_started", payload: { cause: "user_message", message: message.seq } };
       return (await this.callModel([start])) === "ended";
     }
     if (s.backlog.length > 0) {
@@ -236,7 +237,10 @@ export class SessionActor {
         this.window.observe();
         return false;
       }
-      const payload: Record<string, unknown> = { cause: "observations", observations: s.backlog.map((o) => o.seq) };
+      const payload: RecordPayload<"activation_started"> = {
+        cause: "observations",
+        observations: s.backlog.map((o) => o.seq),
+      };
       if (this.lastWindow) payload.wake = this.lastWindow;
       return (await this.callModel([{ kind: "activation_started", payload }])) === "ended";
     }
@@ -343,12 +347,16 @@ export class SessionActor {
     return "dispatched";
   }
 
-  private ending(activation: number, status: string, text: string): Record<string, unknown> {
+  private ending(
+    activation: number,
+    status: RecordPayload<"activation_ended">["status"],
+    text: string,
+  ): RecordPayload<"activation_ended"> {
     return { activation, message: this.state.activation?.message ?? null, status, text };
   }
 
   /** A failed activation always says why: the SDK rejects `send` with this code. */
-  private failing(activation: number, error: TurnError): Record<string, unknown> {
+  private failing(activation: number, error: TurnError): RecordPayload<"activation_ended"> {
     return { ...this.ending(activation, "failed", ""), error };
   }
 
@@ -388,7 +396,7 @@ export class SessionActor {
 }
 
 /** A user_message's payload: its text, and the turn's caller deadline when it has one. */
-export function messagePayload(text: string, deadline: number | null): Record<string, unknown> {
+export function messagePayload(text: string, deadline: number | null): RecordPayload<"user_message"> {
   return deadline === null ? { text } : { text, deadline };
 }
 

@@ -10,10 +10,10 @@ export interface TurnEnd {
   error?: TurnError;
 }
 
-export interface TurnError {
+export type TurnError = {
   code: string;
   message: string;
-}
+};
 
 /**
  * In-process news of ended activations, from the actor that wrote them: a request waiting on its

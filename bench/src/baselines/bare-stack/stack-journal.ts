@@ -3,14 +3,14 @@ import { channelFor } from "@aexhq/brain-db/commits";
 import { connect } from "@aexhq/brain-db/connect";
 import { migrate } from "@aexhq/brain-db/migrate";
 import {
-  appendRecords,
+  appendUnchecked,
   createSession,
   insertHost,
-  type NewRecord,
   openConnection,
   registerServer,
   rel,
   transitionCall,
+  type UncheckedRecord,
 } from "@aexhq/brain-db/ops";
 import { JournalWriter } from "@aexhq/brain-db/writer";
 import type postgres from "postgres";
@@ -142,12 +142,12 @@ export async function brainJournal(url: string, applicationName = "bench-stack-j
   /** The running call each emitting session reports on. */
   const emitting = new Map<string, number>();
 
-  const append = async (session: string, records: NewRecord[]): Promise<number[]> => {
-    const r = await writer.submit(appendRecords(session, records, { epoch: 1 }));
+  const append = async (session: string, records: UncheckedRecord[]): Promise<number[]> => {
+    const r = await writer.submit(appendUnchecked(session, records, { epoch: 1 }));
     if (r.records.length === 0) throw new Error(`floor_stack_journal: session ${session} refused an append`);
     return r.records.map((x) => x.seq);
   };
-  const modelEnded = (s: SessionState, text: string, toolCalls: unknown[]): NewRecord => ({
+  const modelEnded = (s: SessionState, text: string, toolCalls: unknown[]): UncheckedRecord => ({
     kind: "model_call_ended",
     payload: {
       call: s.model,
@@ -172,7 +172,7 @@ export async function brainJournal(url: string, applicationName = "bench-stack-j
     );
   };
   /** A call's intent, dispatched in its commit to the connected host, as Brain's server writes it. */
-  const intent = (input: unknown, callId: string, activation: number | null): NewRecord => ({
+  const intent = (input: unknown, callId: string, activation: number | null): UncheckedRecord => ({
     kind: "tool_call_started",
     payload: { tool: TOOL, input, callId, deadline: null, activation },
     call: {
