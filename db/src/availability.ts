@@ -83,6 +83,14 @@ export class DatabaseAvailability {
     return true;
   }
 
+  /**
+   * A background task's failure: observed (see observe), and handed to `warn` unless it is the
+   * database going away, which is said once, by the availability itself.
+   */
+  warnUnlessAway(error: unknown, warn: (error: unknown) => void): void {
+    if (!this.observe(error)) warn(error);
+  }
+
   /** Something just talked to the database successfully. */
   markAvailable(): void {
     if (this.awaySince === null) return;

@@ -218,7 +218,7 @@ async function restartBehind(rt: Runtime): Promise<void> {
       );
     }
   } catch (err) {
-    if (!rt.availability.observe(err)) rt.log.warn({ err }, "checking journals after the outage failed");
+    rt.availability.warnUnlessAway(err, () => rt.log.warn({ err }, "checking journals after the outage failed"));
   }
 }
 

@@ -31,7 +31,6 @@ export interface PolledSources {
  */
 export class CommitPoller {
   private readonly seen = new Map<string, number>();
-  private running = false;
 
   constructor(
     private readonly sql: Sql,
@@ -39,24 +38,18 @@ export class CommitPoller {
     private readonly sources: PolledSources,
   ) {}
 
-  /** One look; a tick while the previous one runs is skipped. */
+  /** One look. Run by `periodic` (wakeups.ts), which never starts one while another runs. */
   async tick(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const moved = await this.moved();
-      const keys = emptyKeys();
-      keys.releases = moved.releases;
-      for (const [id, bits] of moved.sessions) {
-        if (bits & Touch.ended || this.sources.resident(id)) keys.sessions.set(id, bits);
-        else this.bus.touch(id, bits);
-      }
-      for (const host of this.sources.hosts()) keys.hosts.add(host);
-      this.bus.deliver(keys);
-      await this.sources.resumeParked();
-    } finally {
-      this.running = false;
+    const moved = await this.moved();
+    const keys = emptyKeys();
+    keys.releases = moved.releases;
+    for (const [id, bits] of moved.sessions) {
+      if (bits & Touch.ended || this.sources.resident(id)) keys.sessions.set(id, bits);
+      else this.bus.touch(id, bits);
     }
+    for (const host of this.sources.hosts()) keys.hosts.add(host);
+    this.bus.deliver(keys);
+    await this.sources.resumeParked();
   }
 
   private async moved(): Promise<CommitKeys> {

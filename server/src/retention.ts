@@ -27,7 +27,7 @@ export function startRetention(rt: RetentionDeps, periodMs = RETENTION_PERIOD_MS
     periodMs,
     {
       onError: (err) => {
-        if (!rt.availability.observe(err)) rt.log.warn({ err }, "retention prune failed");
+        rt.availability.warnUnlessAway(err, () => rt.log.warn({ err }, "retention prune failed"));
       },
       // Not at once: a fleet restarting together would all try at the same moment.
       firstAfterMs: Math.floor(Math.random() * Math.min(periodMs, 5_000)),

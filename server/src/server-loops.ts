@@ -83,7 +83,7 @@ export async function startServerLoops(
 }
 
 function warnUnlessAway(rt: Pick<Services, "availability" | "log">, err: unknown, message: string): void {
-  if (!rt.availability.observe(err)) rt.log.warn({ err }, message);
+  rt.availability.warnUnlessAway(err, () => rt.log.warn({ err }, message));
 }
 
 /**

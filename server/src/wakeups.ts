@@ -1,3 +1,4 @@
+import { type Periodic, periodic } from "@aexhq/brain-contracts";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import { type CommitFanout, type CommitListener, channelFor, listenForCommits, Touch } from "@aexhq/brain-db/commits";
 import { lanesHoldSessions } from "@aexhq/brain-db/connect";
@@ -37,7 +38,7 @@ export interface Wakeups {
  */
 export async function startWakeups(rt: WakeupDeps): Promise<Wakeups> {
   wireBus(rt);
-  let poller: NodeJS.Timeout | undefined;
+  let poller: Periodic | undefined;
   let listener: CommitListener | undefined;
   const poll = (why: string) => {
     rt.log.warn(
@@ -75,7 +76,7 @@ export async function startWakeups(rt: WakeupDeps): Promise<Wakeups> {
       return poller !== undefined;
     },
     async stop() {
-      clearInterval(poller);
+      await poller?.stop();
       await listener?.unlisten();
     },
   };
@@ -106,7 +107,7 @@ function wireBus(rt: WakeupDeps): void {
   });
 }
 
-function startPolling(rt: WakeupDeps): NodeJS.Timeout {
+function startPolling(rt: WakeupDeps): Periodic {
   const polled = new CommitPoller(rt.sql, rt.bus, {
     actors: () => rt.actors.ids(),
     resident: (id) => rt.actors.get(id) !== undefined,
@@ -114,11 +115,13 @@ function startPolling(rt: WakeupDeps): NodeJS.Timeout {
     served: () => rt.hosts.served(),
     resumeParked: () => rt.actors.resumeAhead(),
   });
-  const timer = setInterval(() => {
-    void polled.tick().catch((err) => rt.availability.observe(err) || rt.log.warn({ err }, "polling failed"));
-    // The commit feed's subscribers (brain start's worker) look again, as after a LISTEN's return.
-    rt.commits.reconnected();
-  }, POLL_MS);
-  timer.unref();
-  return timer;
+  return periodic(
+    async () => {
+      // The commit feed's subscribers (brain start's worker) look again, as after a LISTEN's return.
+      rt.commits.reconnected();
+      await polled.tick();
+    },
+    POLL_MS,
+    { onError: (err) => rt.availability.warnUnlessAway(err, () => rt.log.warn({ err }, "polling failed")) },
+  );
 }

@@ -39,9 +39,8 @@ export interface WorkerLoops {
  */
 export function startWorkerLoops(deps: WorkerLoopDeps): WorkerLoops {
   const { sql, log, availability } = deps;
-  const warn = (message: string) => (err: unknown) => {
-    if (!availability.observe(err)) log.warn({ err }, message);
-  };
+  const warn = (message: string) => (err: unknown) =>
+    availability.warnUnlessAway(err, () => log.warn({ err }, message));
   let lastBeatAt = Date.now();
   const beats = periodic(
     async () => {

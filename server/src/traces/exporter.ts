@@ -102,7 +102,7 @@ export function startTraceExporter(rt: TraceExporterDeps, tickMs = TRACE_TICK_MS
 
   const rounds = periodic(round, tickMs, {
     onError: (err) => {
-      if (!rt.availability.observe(err)) rt.log.warn({ err }, "trace export round failed");
+      rt.availability.warnUnlessAway(err, () => rt.log.warn({ err }, "trace export round failed"));
     },
   });
   void rounds.run();
