@@ -37,7 +37,14 @@ export type FakeReply =
   /** A successful answer (text, tool calls, usage, stop reason), streamed unless `json`. */
   | FakeAnswer
   /** An HTTP error; `body` (or a function of the request) replaces the provider-shaped error body. */
-  | { kind: "error"; status: number; message?: string; body?: FakeBody | ((request: RecordedRequest) => FakeBody) }
+  | {
+      kind: "error";
+      status: number;
+      message?: string;
+      body?: FakeBody | ((request: RecordedRequest) => FakeBody);
+      /** Extra response headers (`retry-after`, say). */
+      headers?: Record<string, string>;
+    }
   /** Never answers ("nothing") or stalls after the stream's first event, until the client goes away. */
   | { kind: "hang"; after?: "nothing" | "first-chunk" }
   /** Streams some text, then the provider's error event (an error chunk for OpenAI) and ends. */
@@ -137,8 +144,8 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
       waiter.resolve(requests.slice());
     }
 
-    const send = (status: number, value: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" });
+    const send = (status: number, value: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(typeof value === "string" ? value : JSON.stringify(value));
     };
     if (req.method !== "POST" || req.url !== dialect.route) {
@@ -158,6 +165,7 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
         return send(
           reply.status,
           custom ?? wire.errorBody(reply.status, reply.message ?? `fake error ${reply.status}`),
+          reply.headers,
         );
       }
       case "hang":

@@ -224,6 +224,12 @@ function providerConfig<P extends string>(provider: P) {
     baseUrl: HttpUrlSchema.optional(),
     /** Per provider request; default 60 s. */
     timeoutMs: z.number().int().min(100).max(600_000).optional(),
+    /**
+     * Attempts of one model call in all (default 3): a request the provider certainly did not
+     * process (429, 529 and other 5xx answers, a refused connection) is tried again after its
+     * retry-after or an exponential back-off. 1: never retried.
+     */
+    maxAttempts: z.number().int().min(1).max(10).optional(),
     /** Generated-token limit per call; Anthropic requires one (default 4096). */
     maxTokens: z.number().int().positive().max(1_000_000).optional(),
   });

@@ -68,6 +68,12 @@ export const ModelCallStartedSchema = z.looseObject({
   request: z.unknown().optional(),
 });
 
+export const ModelAttemptSchema = z.looseObject({
+  status: z.number().int().optional(),
+  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+  waitMs: z.number().nonnegative().optional(),
+});
+
 export const ModelCallEndedSchema = z.looseObject({
   call: seq,
   outcome: RecordedOutcomeSchema,
@@ -81,6 +87,11 @@ export const ModelCallEndedSchema = z.looseObject({
     .optional(),
   model: z.string().optional(),
   usage: ModelUsageSchema.optional(),
+  /**
+   * Every attempt, when the provider's request was tried more than once: each failed one's status
+   * and error and the wait before the next; the last is the call's own outcome.
+   */
+  attempts: z.array(ModelAttemptSchema).optional(),
 });
 
 export const AssistantMessageSchema = z.looseObject({ activation: seq, text: z.string() });

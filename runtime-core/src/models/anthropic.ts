@@ -45,6 +45,7 @@ export class AnthropicProvider implements ModelProvider {
         body: anthropicBody(this.config, request),
         apiKey: this.config.apiKey,
         timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxAttempts: this.config.maxAttempts,
       },
       context,
       this.transport,

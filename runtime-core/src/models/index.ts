@@ -3,8 +3,10 @@
 // model through the WIT `model` import).
 export { sealSessionSecrets, sessionModelConfig, storedModelConfig } from "./credentials.js";
 export { createProvider, publicModelConfig } from "./provider.js";
+export { DEFAULT_MAX_ATTEMPTS } from "./retry.js";
 export { type ToolModelAnswer, ToolModelCalls, type ToolModelCallsDeps } from "./tool-model-calls.js";
 export {
+  type ModelAttempt,
   type ModelCallContext,
   ModelCallError,
   type ModelMessage,

@@ -40,6 +40,7 @@ export class OpenAIProvider implements ModelProvider {
         body: openAIBody(this.config, request),
         apiKey: this.config.apiKey,
         timeoutMs: this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxAttempts: this.config.maxAttempts,
       },
       context,
       this.transport,

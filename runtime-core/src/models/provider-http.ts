@@ -1,6 +1,7 @@
 import { cappedResponse } from "../egress/capped.js";
 import { egressDeniedIn } from "../egress/denied.js";
-import { type ModelCallContext, ModelCallError, type ProviderTransport } from "./types.js";
+import { attemptOf, DEFAULT_MAX_ATTEMPTS, isRetryable, pause, retryAfterOf, retryDelay } from "./retry.js";
+import { type ModelAttempt, type ModelCallContext, ModelCallError, type ProviderTransport } from "./types.js";
 import { object, string } from "./wire.js";
 
 /**
@@ -18,7 +19,10 @@ export interface ProviderHttpRequest {
   body: unknown;
   /** Redacted from every error message, whatever the provider echoes back. */
   apiKey: string;
+  /** Per attempt. */
   timeoutMs: number;
+  /** Attempts in all, retries included (retry.ts); default DEFAULT_MAX_ATTEMPTS. */
+  maxAttempts?: number | undefined;
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -32,9 +36,40 @@ type Code = ModelCallError["code"];
 /**
  * POSTs `request` and hands a successful response to `read`, which consumes its body. Rejects with
  * a ModelCallError, or with `context.signal.reason` when the caller aborted: a stop is not a
- * provider failure, and the caller must be able to tell them apart.
+ * provider failure, and the caller must be able to tell them apart. A request the provider
+ * certainly did not process is tried again (retry.ts), up to `request.maxAttempts` in all; when it
+ * was, every attempt goes to `context.attempts`.
  */
 export async function providerCall<T>(
+  request: ProviderHttpRequest,
+  context: ModelCallContext,
+  transport: ProviderTransport,
+  read: (response: Response) => Promise<T>,
+): Promise<T> {
+  const maxAttempts = request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const tried: ModelAttempt[] = [];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const answer = await attemptOnce(request, context, transport, read);
+      if (tried.length > 0) context.attempts?.push(...tried, { status: 200 });
+      return answer;
+    } catch (error) {
+      const wait =
+        isRetryable(error) && attempt < maxAttempts ? retryDelay(attempt, error, context.deadline ?? null) : null;
+      if (wait === null || !(error instanceof ModelCallError)) {
+        if (tried.length > 0 && error instanceof ModelCallError) context.attempts?.push(...tried, attemptOf(error));
+        throw error;
+      }
+      tried.push(attemptOf(error, wait));
+      await pause(wait, context.signal).catch((stopped: unknown) => {
+        context.attempts?.push(...tried);
+        throw stopped;
+      });
+    }
+  }
+}
+
+async function attemptOnce<T>(
   request: ProviderHttpRequest,
   context: ModelCallContext,
   transport: ProviderTransport,
@@ -143,7 +178,9 @@ async function httpError(provider: string, response: Response): Promise<ModelCal
   } catch {}
   const { message, type } = typeof parsed === "string" ? { message: parsed.trim() } : providerMessage(parsed);
   const head = `${provider} answered HTTP ${response.status}`;
-  return new ModelCallError(statusCode(response.status), describe(head, message, type), response.status);
+  return new ModelCallError(statusCode(response.status), describe(head, message, type), response.status, {
+    retryAfterMs: retryAfterOf(response.headers),
+  });
 }
 
 function describe(head: string, message: string, type?: string): string {
@@ -184,7 +221,14 @@ function classify(provider: string, error: unknown): ModelCallError {
   if (error instanceof TypeError && error.cause !== undefined) {
     const cause = error.cause as { code?: unknown; message?: unknown };
     const why = [cause.code, cause.message].filter((s) => typeof s === "string" && s !== "").join(" ");
-    return new ModelCallError("model_unavailable", `the connection to ${provider} failed${why ? `: ${why}` : ""}`);
+    return new ModelCallError(
+      "model_unavailable",
+      `the connection to ${provider} failed${why ? `: ${why}` : ""}`,
+      undefined,
+      {
+        refused: cause.code === "ECONNREFUSED",
+      },
+    );
   }
   const why = error instanceof Error ? error.message : String(error);
   return new ModelCallError("model_error", `${provider} call failed: ${why}`);
@@ -201,7 +245,10 @@ function scrubbed(error: ModelCallError, apiKey: string): ModelCallError {
   for (const form of forms) if (form.length > 0) message = message.split(form).join("[redacted]");
   if (message.length > MAX_MESSAGE_CHARS) message = `${message.slice(0, MAX_MESSAGE_CHARS)}…`;
   if (message === error.message) return error;
-  return new ModelCallError(error.code, message, error.status);
+  return new ModelCallError(error.code, message, error.status, {
+    retryAfterMs: error.retryAfterMs,
+    refused: error.refused,
+  });
 }
 
 /** Whether a successful answer is one JSON document rather than an event stream. */

@@ -16,7 +16,7 @@ import type { SecretBox } from "@aexhq/brain-db/secrets";
 import type { JournalWriter } from "@aexhq/brain-db/writer";
 import { loadModelConfig } from "./credentials.js";
 import { createProvider } from "./provider.js";
-import { ModelCallError, type ProviderResponse, type ProviderTransport } from "./types.js";
+import { type ModelAttempt, ModelCallError, type ProviderResponse, type ProviderTransport } from "./types.js";
 
 /**
  * Model calls on behalf of tool calls: `ctx.model` over a host connection (server) and the WIT
@@ -110,8 +110,17 @@ export class ToolModelCalls {
     const flight: InFlight = { sessionId: ref.sessionId, callSeq: ref.seq, controller: new AbortController() };
     this.inflight.add(flight);
     const disarm = started.deadline === null ? () => {} : armAt(started.deadline, () => stop(flight, "deadline"));
+    const attempts: ModelAttempt[] = [];
+    // A retried call's attempts go with whatever it ends with (retry.ts).
     const end = (payload: Record<string, unknown>) =>
-      deps.writer.submit(endToolModelCall(ref.sessionId, startSeq, { call: startSeq, origin, ...payload }));
+      deps.writer.submit(
+        endToolModelCall(ref.sessionId, startSeq, {
+          call: startSeq,
+          origin,
+          ...payload,
+          ...(attempts.length > 1 ? { attempts } : {}),
+        }),
+      );
     try {
       let response: ProviderResponse;
       try {
@@ -123,7 +132,13 @@ export class ToolModelCalls {
             ...(request.responseFormat ? { responseFormat: request.responseFormat } : {}),
             ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
           },
-          { signal: flight.controller.signal, index: started.index, origin: "tool" },
+          {
+            signal: flight.controller.signal,
+            index: started.index,
+            origin: "tool",
+            attempts,
+            deadline: started.deadline,
+          },
         );
       } catch (error) {
         throw await this.failed(error, flight, end);

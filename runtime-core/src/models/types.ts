@@ -4,6 +4,7 @@ import type {
   ModelTool,
   ModelToolCall,
   ModelUsage,
+  RecordPayload,
   ResponseFormat,
 } from "@aexhq/brain-contracts";
 import type { Upstream } from "../egress/capped.js";
@@ -39,6 +40,13 @@ export interface ProviderResponse {
 export interface ModelCallContext {
   /** Aborts the provider request (tool finished, deadline, shutdown). */
   signal: AbortSignal;
+  /**
+   * Receives every attempt of the call when the provider's request was retried (retry.ts), for
+   * the model_call_ended record; a call answered at the first attempt adds nothing.
+   */
+  attempts?: ModelAttempt[];
+  /** Epoch ms past which no retry is waited for (the turn's caller deadline); none: no bound. */
+  deadline?: number | null;
   /** 0-based count of the session's earlier model calls of the same origin (the scripted provider's position). */
   index: number;
   /** "agentloop" or "tool": the scripted provider answers tool requests from its toolScript. */
@@ -70,8 +78,18 @@ export class ModelCallError extends Error {
     message: string,
     /** The provider's HTTP status, when it answered one. */
     readonly status?: number,
+    details: { retryAfterMs?: number | undefined; refused?: boolean } = {},
   ) {
     super(message);
     this.name = "ModelCallError";
+    this.retryAfterMs = details.retryAfterMs;
+    this.refused = details.refused ?? false;
   }
+  /** The provider's `retry-after`, in ms, when it sent one. */
+  readonly retryAfterMs: number | undefined;
+  /** The connection was refused: the request never reached the provider. */
+  readonly refused: boolean;
 }
+
+/** One attempt of a retried model call, as journaled in its model_call_ended record. */
+export type ModelAttempt = NonNullable<RecordPayload<"model_call_ended">["attempts"]>[number];

@@ -1,5 +1,11 @@
 import type { RecordPayload } from "@aexhq/brain-contracts";
-import { createProvider, ModelCallError, type ModelProvider, type ProviderResponse } from "@aexhq/brain-core/models";
+import {
+  createProvider,
+  type ModelAttempt,
+  ModelCallError,
+  type ModelProvider,
+  type ProviderResponse,
+} from "@aexhq/brain-core/models";
 import { type Appended, endCalls, type NewRecord, rel } from "@aexhq/brain-db/ops";
 import { isUnavailable, type WrittenRecord } from "@aexhq/brain-db/writer";
 import type { Services } from "../services.js";
@@ -290,35 +296,23 @@ export class SessionActor {
     if (!written) return "stopped";
     const callSeq = written[written.length - 1]!.seq;
     const activationSeq = this.state.activation!.seq;
+    const attempts: ModelAttempt[] = [];
     let response: ProviderResponse;
     try {
       response = await this.provider.complete(
         { messages: this.state.conversation, tools: this.modelTools() },
-        { signal: this.abort.signal, index: this.state.modelCalls - 1, origin: "agentloop" },
+        {
+          signal: this.abort.signal,
+          index: this.state.modelCalls - 1,
+          origin: "agentloop",
+          attempts,
+          deadline: callerDeadline(this.state),
+        },
       );
     } catch (error) {
-      if (this.stopped) return "stopped";
-      const message = error instanceof Error ? error.message : String(error);
-      const code = error instanceof ModelCallError ? error.code : "model_error";
-      await this.append([
-        {
-          kind: "model_call_ended",
-          payload: { call: callSeq, outcome: { status: "error", error: { code, message } } },
-        },
-        { kind: "activation_ended", payload: this.failing(activationSeq, { code, message }) },
-      ]);
-      return "ended";
+      return this.stopped ? "stopped" : await this.modelFailed(error, callSeq, activationSeq, attempts);
     }
-    const ended: NewRecord = {
-      kind: "model_call_ended",
-      payload: {
-        call: callSeq,
-        outcome: { status: "ok" },
-        response: { text: response.text, toolCalls: response.toolCalls, stopReason: response.stopReason },
-        model: response.model,
-        usage: response.usage,
-      },
-    };
+    const ended = endedRecord(callSeq, response, attempts);
     if (response.toolCalls.length === 0) {
       await this.append([
         ended,
@@ -345,6 +339,23 @@ export class SessionActor {
     if (!written2) return "stopped";
     await this.rt.dispatch.refuseUnrouted(this.session.id, written2, records);
     return "dispatched";
+  }
+
+  /** The provider failed: the model call ends with its error, and so does the activation. */
+  private async modelFailed(
+    error: unknown,
+    callSeq: number,
+    activationSeq: number,
+    attempts: ModelAttempt[],
+  ): Promise<"ended"> {
+    const message = error instanceof Error ? error.message : String(error);
+    const code = error instanceof ModelCallError ? error.code : "model_error";
+    const outcome = { status: "error" as const, error: { code, message } };
+    await this.append([
+      { kind: "model_call_ended", payload: { call: callSeq, outcome, ...attemptsOf(attempts) } },
+      { kind: "activation_ended", payload: this.failing(activationSeq, { code, message }) },
+    ]);
+    return "ended";
   }
 
   private ending(
@@ -393,6 +404,26 @@ export class SessionActor {
     }
     await this.append(records);
   }
+}
+
+/** A model call's answer, as its model_call_ended record. */
+function endedRecord(callSeq: number, response: ProviderResponse, attempts: ModelAttempt[]): NewRecord {
+  return {
+    kind: "model_call_ended",
+    payload: {
+      call: callSeq,
+      outcome: { status: "ok" },
+      response: { text: response.text, toolCalls: response.toolCalls, stopReason: response.stopReason },
+      model: response.model,
+      usage: response.usage,
+      ...attemptsOf(attempts),
+    },
+  };
+}
+
+/** A retried call's attempts, for its record; nothing for a call answered at once. */
+function attemptsOf(attempts: ModelAttempt[]): { attempts?: ModelAttempt[] } {
+  return attempts.length > 1 ? { attempts } : {};
 }
 
 /** A user_message's payload: its text, and the turn's caller deadline when it has one. */

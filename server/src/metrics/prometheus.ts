@@ -52,6 +52,12 @@ export class PrometheusMetrics implements Metrics {
     labelNames: ["origin", "status"],
     registers: [this.registry],
   });
+  private readonly retries: Tally<"origin"> = new Tally({
+    name: "brain_model_retries_total",
+    help: "Model requests tried again because the provider certainly did not process them (429, 529, other 5xx, a refused connection), by origin.",
+    labelNames: ["origin"],
+    registers: [this.registry],
+  });
   private readonly tokens: Tally<"origin" | "direction"> = new Tally({
     name: "brain_model_tokens_total",
     help: "Tokens the providers reported, by origin and direction (input, output).",
@@ -143,6 +149,8 @@ export class PrometheusMetrics implements Metrics {
         const output = p?.usage?.outputTokens ?? 0;
         if (input > 0) this.tokens.add(`${origin}\0input`, () => ({ origin, direction: "input" }), input);
         if (output > 0) this.tokens.add(`${origin}\0output`, () => ({ origin, direction: "output" }), output);
+        const retried = (p?.attempts?.length ?? 1) - 1;
+        if (retried > 0) this.retries.add(origin, () => ({ origin }), retried);
         break;
       }
     }

@@ -3,7 +3,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Egress } from "@aexhq/brain-core/egress";
-import { ModelCallError } from "@aexhq/brain-core/models";
+import { type ModelAttempt, ModelCallError } from "@aexhq/brain-core/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loopbackEgress } from "../../../testkit/egress.js";
 import type { FakeProvider, FakeReply } from "../../../testkit/fake-providers.js";
@@ -18,7 +18,9 @@ describe.each<Flavor>(["openai", "anthropic"])("%s failures", (flavor) => {
   afterAll(async () => {
     await fake?.close();
   });
-  const model = (extra: Parameters<typeof provider>[2] = {}) => provider(flavor, fake.url, extra);
+  // One attempt: these tests read how a single answer maps; retries have tests of their own.
+  const model = (extra: Parameters<typeof provider>[2] = {}) =>
+    provider(flavor, fake.url, { maxAttempts: 1, ...extra });
 
   it("maps each HTTP error status to its code, quoting the provider's message and the status", async () => {
     const cases = [
@@ -100,9 +102,14 @@ describe.each<Flavor>(["openai", "anthropic"])("%s failures", (flavor) => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const { port } = closed.address() as AddressInfo;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const error = await failure(provider(flavor, `http://127.0.0.1:${port}`).complete(hello, context()));
+    const attempts: ModelAttempt[] = [];
+    const error = await failure(
+      provider(flavor, `http://127.0.0.1:${port}`, { maxAttempts: 2 }).complete(hello, { ...context(), attempts }),
+    );
     expect(error.code).toBe("model_unavailable");
     expect(error.message).toContain("ECONNREFUSED");
+    // A refused connection never reached the provider: it was tried again.
+    expect(attempts.map((a) => a.error?.code)).toEqual(["model_unavailable", "model_unavailable"]);
   });
 
   it("does not follow a redirect with the key", async () => {
@@ -210,7 +217,7 @@ describe.each<Flavor>(["openai", "anthropic"])("%s keeps the API key out of erro
     // The fake checks for its own key; these answers echo whatever was presented, so present KEY.
     const fakeKeyed = await startFake(flavor);
     try {
-      const keyed = provider(flavor, fakeKeyed.url);
+      const keyed = provider(flavor, fakeKeyed.url, { maxAttempts: 1 });
       const echoes: FakeReply[] = [
         {
           kind: "error",

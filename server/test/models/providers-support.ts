@@ -26,7 +26,13 @@ export function startFake(flavor: Flavor, options: { apiKey?: string } = {}): Pr
   return flavor === "openai" ? startFakeOpenAI(options) : startFakeAnthropic(options);
 }
 
-export type ProviderExtra = { apiKey?: string; timeoutMs?: number; maxTokens?: number; name?: string };
+export type ProviderExtra = {
+  apiKey?: string;
+  timeoutMs?: number;
+  maxTokens?: number;
+  name?: string;
+  maxAttempts?: number;
+};
 
 /** The fakes serve on loopback, which the guard opens here; the egress tests give their own. */
 const REACHES_LOOPBACK: ProviderTransport = { fetch: loopbackEgress().fetch, maxAnswerBytes: 16 * 1024 * 1024 };

@@ -165,7 +165,7 @@ describe("stopping a tool's model request", () => {
       { kind: "error", status: 429, message: "slow down" },
       { text: "done" },
     );
-    const s = await client().sessions.create({ model: model(), tools: [limited()] });
+    const s = await client().sessions.create({ model: { ...model(), maxAttempts: 1 }, tools: [limited()] });
     await expect(s.send("go")).resolves.toBe("done");
     expect(await code.promise).toBe("model_rate_limited");
     const end = await toolModelEnd(s.id);

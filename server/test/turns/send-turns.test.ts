@@ -108,12 +108,37 @@ describe("session.send: a failed turn rejects with its error code", () => {
   it("a provider failure: the provider's code (model_rate_limited)", async () => {
     openai.reply({ kind: "error", status: 429, message: "slow down" });
     const session = await brain.sessions.create({
-      model: { provider: "openai", name: "gpt-test", apiKey: "sk-test", baseUrl: openai.url },
+      model: { provider: "openai", name: "gpt-test", apiKey: "sk-test", baseUrl: openai.url, maxAttempts: 1 },
     });
     const error = await rejection(session.send("go"));
     expect(error).toMatchObject({ name: "BrainError", code: "model_rate_limited" });
     const [ended] = await endings(session.id);
     expect(ended?.payload).toMatchObject({ status: "failed", error: { code: "model_rate_limited" } });
+  });
+
+  it("a rate limit met twice with retry-after, then an answer: one model call of three attempts, the turn completed", async () => {
+    openai.reply(
+      { kind: "error", status: 429, message: "slow down", headers: { "retry-after": "0" } },
+      { kind: "error", status: 429, message: "slow down", headers: { "retry-after": "0" } },
+      { text: "answered at last" },
+    );
+    const session = await brain.sessions.create({
+      model: { provider: "openai", name: "gpt-test", apiKey: "sk-test", baseUrl: openai.url },
+    });
+    await expect(session.send("go")).resolves.toBe("answered at last");
+    const journal = await journalOf(server.db.sql, session.id);
+    const calls = journal.filter((r) => r.kind === "model_call_ended");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.payload).toMatchObject({
+      outcome: { status: "ok" },
+      attempts: [
+        { status: 429, error: { code: "model_rate_limited" }, waitMs: 0 },
+        { status: 429, error: { code: "model_rate_limited" }, waitMs: 0 },
+        { status: 200 },
+      ],
+    });
+    const metrics = await request(server, "GET", "/metrics");
+    expect(metrics.text).toMatch(/^brain_model_retries_total\{origin="agentloop"\} [1-9]\d*$/m);
   });
 
   it("turn_cancelled when the turn is cancelled, and when the session ends before it answers", async () => {
