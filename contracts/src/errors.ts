@@ -153,6 +153,11 @@ export const ERROR_CODES = {
   model_auth_failed: { http: 200, scope: "outcome", message: "The model provider refused the session's credentials." },
   model_rate_limited: { http: 200, scope: "outcome", message: "The model provider rate-limited the request." },
   model_bad_request: { http: 200, scope: "outcome", message: "The model provider rejected the request as invalid." },
+  model_context_exceeded: {
+    http: 200,
+    scope: "outcome",
+    message: "The conversation does not fit the model's context window.",
+  },
   model_unavailable: {
     http: 200,
     scope: "outcome",

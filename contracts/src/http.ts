@@ -326,7 +326,14 @@ export const ActivationResultSchema = z.object({
   status: z.enum(["completed", "cancelled", "failed"]),
   text: z.string(),
   /** Why a failed activation failed: an error code (e.g. model_budget_exceeded) and a message. */
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  error: z
+    .object({
+      code: z.string(),
+      message: z.string(),
+      /** model_context_exceeded: the tokens asked and the model's window, when the provider said them. */
+      details: z.object({ tokens: z.number().optional(), window: z.number().optional() }).optional(),
+    })
+    .optional(),
 });
 
 export const PostMessageResultSchema = z.object({

@@ -36,7 +36,14 @@ export const ModelCallOriginSchema = z.union([
 /** Who made a tool call outside the Agentloop: an MCP client of Brain's own MCP server. */
 export const ToolCallOriginSchema = z.looseObject({ type: z.literal("mcp") });
 
-export const TurnErrorSchema = z.looseObject({ code: z.string(), message: z.string() });
+/** A context window's numbers, when the provider said them (model_context_exceeded). */
+export const ContextExceededSchema = z.looseObject({ tokens: z.number().optional(), window: z.number().optional() });
+
+export const TurnErrorSchema = z.looseObject({
+  code: z.string(),
+  message: z.string(),
+  details: ContextExceededSchema.optional(),
+});
 
 export const SessionCreatedSchema = z.looseObject({
   model: z.looseObject({ provider: z.string(), name: z.string().optional() }),

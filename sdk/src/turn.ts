@@ -135,9 +135,11 @@ function verdictOf(
   const details = { sequence: a.sequence, message: messageSeq };
   if (a.status === "completed") return { text: typeof a.text === "string" ? a.text : "" };
   if (a.status === "cancelled") return { error: new BrainError("turn_cancelled", "The turn was cancelled.", details) };
-  const error = (a.error ?? {}) as { code?: unknown; message?: unknown };
+  const error = (a.error ?? {}) as { code?: unknown; message?: unknown; details?: unknown };
   const message = typeof error.message === "string" ? error.message : "The turn failed.";
-  if (isErrorCode(error.code)) return { error: new BrainError(error.code, message, details) };
+  // The provider's numbers (model_context_exceeded's tokens and window) join the turn's.
+  const more = error.details !== null && typeof error.details === "object" ? error.details : {};
+  if (isErrorCode(error.code)) return { error: new BrainError(error.code, message, { ...more, ...details }) };
   // A journal written before every failure carried a code, or a code this SDK does not know.
   return { error: new BrainError("request_failed", `The turn failed: ${String(error.code ?? "no code")}.`, details) };
 }

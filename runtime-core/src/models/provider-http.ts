@@ -1,5 +1,6 @@
 import { cappedResponse } from "../egress/capped.js";
 import { egressDeniedIn } from "../egress/denied.js";
+import { contextExceeded } from "./context-window.js";
 import { attemptOf, DEFAULT_MAX_ATTEMPTS, isRetryable, pause, retryAfterOf, retryDelay } from "./retry.js";
 import { type ModelAttempt, type ModelCallContext, ModelCallError, type ProviderTransport } from "./types.js";
 import { object, string } from "./wire.js";
@@ -178,8 +179,13 @@ async function httpError(provider: string, response: Response): Promise<ModelCal
   } catch {}
   const { message, type } = typeof parsed === "string" ? { message: parsed.trim() } : providerMessage(parsed);
   const head = `${provider} answered HTTP ${response.status}`;
+  const retryAfterMs = retryAfterOf(response.headers);
+  const context = response.status < 500 ? contextExceeded(message, string(object(object(parsed)?.error)?.code)) : null;
+  if (context) {
+    return new ModelCallError("model_context_exceeded", describe(head, message, type), response.status, { context });
+  }
   return new ModelCallError(statusCode(response.status), describe(head, message, type), response.status, {
-    retryAfterMs: retryAfterOf(response.headers),
+    retryAfterMs,
   });
 }
 
@@ -248,6 +254,7 @@ function scrubbed(error: ModelCallError, apiKey: string): ModelCallError {
   return new ModelCallError(error.code, message, error.status, {
     retryAfterMs: error.retryAfterMs,
     refused: error.refused,
+    context: error.context,
   });
 }
 

@@ -31,7 +31,11 @@ function storableAnswers(provider: ModelProvider): ModelProvider {
         return toStorable(await provider.complete(request, context));
       } catch (error) {
         if (!(error instanceof ModelCallError)) throw error;
-        throw new ModelCallError(error.code, storableText(error.message), error.status);
+        throw new ModelCallError(error.code, storableText(error.message), error.status, {
+          retryAfterMs: error.retryAfterMs,
+          refused: error.refused,
+          context: error.context,
+        });
       }
     },
   };

@@ -207,8 +207,9 @@ export class ToolModelCalls {
     }
     const code = error instanceof ModelCallError ? error.code : "model_error";
     const message = error instanceof Error ? error.message : String(error);
-    await end({ outcome: { status: "error", error: { code, message } } });
-    return new BrainError(code, message);
+    const details = error instanceof ModelCallError ? error.context : undefined;
+    await end({ outcome: { status: "error", error: { code, message, ...(details ? { details } : {}) } } });
+    return new BrainError(code, message, details);
   }
 }
 

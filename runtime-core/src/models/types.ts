@@ -70,6 +70,7 @@ export class ModelCallError extends Error {
       | "model_auth_failed"
       | "model_rate_limited"
       | "model_bad_request"
+      | "model_context_exceeded"
       | "model_unavailable"
       | "model_timeout"
       | "egress_denied"
@@ -78,18 +79,23 @@ export class ModelCallError extends Error {
     message: string,
     /** The provider's HTTP status, when it answered one. */
     readonly status?: number,
-    details: { retryAfterMs?: number | undefined; refused?: boolean } = {},
+    details: { retryAfterMs?: number | undefined; refused?: boolean; context?: ContextNumbers | undefined } = {},
   ) {
     super(message);
     this.name = "ModelCallError";
     this.retryAfterMs = details.retryAfterMs;
     this.refused = details.refused ?? false;
+    this.context = details.context;
   }
+  /** model_context_exceeded: the tokens asked and the window, as far as the provider said. */
+  readonly context: ContextNumbers | undefined;
   /** The provider's `retry-after`, in ms, when it sent one. */
   readonly retryAfterMs: number | undefined;
   /** The connection was refused: the request never reached the provider. */
   readonly refused: boolean;
 }
+
+export type ContextNumbers = { tokens?: number; window?: number };
 
 /** One attempt of a retried model call, as journaled in its model_call_ended record. */
 export type ModelAttempt = NonNullable<RecordPayload<"model_call_ended">["attempts"]>[number];

@@ -350,10 +350,12 @@ export class SessionActor {
   ): Promise<"ended"> {
     const message = error instanceof Error ? error.message : String(error);
     const code = error instanceof ModelCallError ? error.code : "model_error";
-    const outcome = { status: "error" as const, error: { code, message } };
+    // A context window's numbers travel with the error, to the SDK's BrainError details.
+    const details = error instanceof ModelCallError && error.context ? { details: error.context } : {};
+    const outcome = { status: "error" as const, error: { code, message, ...details } };
     await this.append([
       { kind: "model_call_ended", payload: { call: callSeq, outcome, ...attemptsOf(attempts) } },
-      { kind: "activation_ended", payload: this.failing(activationSeq, { code, message }) },
+      { kind: "activation_ended", payload: this.failing(activationSeq, { code, message, ...details }) },
     ]);
     return "ended";
   }

@@ -13,6 +13,8 @@ export interface TurnEnd {
 export type TurnError = {
   code: string;
   message: string;
+  /** model_context_exceeded: the tokens asked and the model's window, when the provider said them. */
+  details?: { tokens?: number; window?: number };
 };
 
 /**

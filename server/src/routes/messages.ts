@@ -41,7 +41,10 @@ function appendMessage(
 /** The answer for an activation_ended record: its status and text, and why it failed. */
 function activationResult(sequence: number, end: TurnEnd): ActivationResult {
   const result: ActivationResult = { sequence, status: end.status, text: end.text ?? "" };
-  if (end.error) result.error = { code: end.error.code, message: end.error.message };
+  if (end.error) {
+    const { code, message, details } = end.error;
+    result.error = details ? { code, message, details } : { code, message };
+  }
   return result;
 }
 

@@ -47,6 +47,44 @@ describe.each<Flavor>(["openai", "anthropic"])("%s failures", (flavor) => {
     }
   });
 
+  it("a conversation past the context window: model_context_exceeded with the numbers the provider gave", async () => {
+    const refusals = [
+      // OpenAI and compatible servers (vLLM says the same).
+      {
+        error: {
+          message:
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+          type: "invalid_request_error",
+          code: "context_length_exceeded",
+        },
+      },
+      // Anthropic.
+      {
+        type: "error",
+        error: { type: "invalid_request_error", message: "prompt is too long: 210000 tokens > 200000 maximum" },
+      },
+      // llama.cpp's server: no numbers.
+      {
+        error: {
+          code: 400,
+          message: "the request exceeds the available context size, try increasing it",
+          type: "exceed_context_size_error",
+        },
+      },
+    ];
+    const numbers: unknown[] = [];
+    for (const body of refusals) {
+      fake.reply({ kind: "error", status: 400, body });
+      const error = await failure(model().complete(hello, context()));
+      expect(error.code).toBe("model_context_exceeded");
+      numbers.push(error.context);
+    }
+    expect(numbers).toEqual([{ tokens: 9000, window: 8192 }, { tokens: 210000, window: 200000 }, {}]);
+    // Any other 400 stays model_bad_request.
+    fake.reply({ kind: "error", status: 400, message: "temperature must be at most 2" });
+    expect((await failure(model().complete(hello, context()))).code).toBe("model_bad_request");
+  });
+
   it("sends nothing to an address the egress guard does not open: egress_denied", async () => {
     const before = fake.requests.length;
     const closed = provider(flavor, fake.url, {}, { fetch: new Egress({ allow: [] }).fetch, maxAnswerBytes: 1 << 20 });

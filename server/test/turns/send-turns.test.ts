@@ -141,6 +141,31 @@ describe("session.send: a failed turn rejects with its error code", () => {
     expect(metrics.text).toMatch(/^brain_model_retries_total\{origin="agentloop"\} [1-9]\d*$/m);
   });
 
+  it("past the context window: model_context_exceeded, with the tokens asked and the window", async () => {
+    openai.reply({
+      kind: "error",
+      status: 400,
+      body: {
+        error: {
+          message:
+            "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens.",
+          type: "invalid_request_error",
+          code: "context_length_exceeded",
+        },
+      },
+    });
+    const session = await brain.sessions.create({
+      model: { provider: "openai", name: "gpt-test", apiKey: "sk-test", baseUrl: openai.url },
+    });
+    const error = await rejection(session.send("a very long conversation"));
+    expect(error).toMatchObject({ code: "model_context_exceeded", details: { tokens: 5000, window: 4096 } });
+    const [ended] = await endings(session.id);
+    expect(ended?.payload).toMatchObject({
+      status: "failed",
+      error: { code: "model_context_exceeded", details: { tokens: 5000, window: 4096 } },
+    });
+  });
+
   it("turn_cancelled when the turn is cancelled, and when the session ends before it answers", async () => {
     const entered = deferred<void>();
     const hold = tool({
