@@ -1,3 +1,4 @@
+import type { RecordPayload } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
 import type { CallKey } from "../call-key.js";
 import { tables } from "../tables.js";
@@ -20,7 +21,7 @@ export async function readRecords(sql: Sql, sessionId: string, after: number, li
 
 export interface TurnState {
   /** The activation_ended record answering the message, once written. */
-  end: { seq: number; payload: unknown } | null;
+  end: { seq: number; payload: RecordPayload<"activation_ended"> } | null;
   status: "active" | "ended";
   lastSeq: number;
   /**
@@ -38,7 +39,13 @@ export interface TurnState {
 export async function turnState(sql: Sql, sessionId: string, messageSeq: number): Promise<TurnState | null> {
   const brain = tables(sql);
   const [row] = await sql<
-    { end_seq: number | null; end_payload: unknown; status: "active" | "ended"; last_seq: number; kept: boolean }[]
+    {
+      end_seq: number | null;
+      end_payload: RecordPayload<"activation_ended">;
+      status: "active" | "ended";
+      last_seq: number;
+      kept: boolean;
+    }[]
   >`
     SELECT e.seq AS end_seq, e.payload AS end_payload, s.status, s.last_seq,
       EXISTS (SELECT 1 FROM ${brain.records} m WHERE m.session_id = s.id AND m.seq = ${messageSeq} AND m.kind = 'user_message') AS kept

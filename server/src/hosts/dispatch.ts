@@ -140,10 +140,9 @@ export class Dispatcher {
     written.forEach((w, i) => {
       const r = records[i]!;
       if (r.kind !== "tool_call_started" || r.call?.executor !== "host" || !r.call.connectionId) return;
-      const p = r.payload as { tool: string; input: unknown; deadline: number | null };
-      this.rt.hosts
-        .byId(r.call.connectionId)
-        ?.invoke({ sessionId, sequence: w.seq, tool: p.tool, input: p.input, deadline: p.deadline });
+      const { tool, input } = r.payload;
+      const deadline = r.call.deadlineAt;
+      this.rt.hosts.byId(r.call.connectionId)?.invoke({ sessionId, sequence: w.seq, tool, input, deadline });
     });
   }
 

@@ -1,3 +1,4 @@
+import { payloadOf } from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db/connect";
 import { type Appended, appendRecords, type NewRecord, readRecords, resolveRelative } from "@aexhq/brain-db/ops";
 import type { WrittenRecord } from "@aexhq/brain-db/writer";
@@ -5,7 +6,6 @@ import type { FoldedRecord } from "../metrics/sink.js";
 import type { Services } from "../services.js";
 import { announcedAsLoop } from "./own-message.js";
 import { FOLDED_KINDS, fold, initialState, type LoopState } from "./state.js";
-import type { TurnEnd } from "./turns.js";
 import { withWorkerJobs } from "./worker-jobs.js";
 
 export type JournalDeps = Pick<Services, "boss" | "deadlineJobs" | "metrics" | "sql" | "turns" | "writer">;
@@ -153,8 +153,8 @@ export class SessionJournal {
     while (kept < heard.length && heard[kept]!.seq <= this.state.lastSeq) kept++;
     if (kept > 0) heard.splice(0, kept);
     for (let i = 0; i < written.length; i++) {
-      if (written[i]!.kind === "activation_ended")
-        this.rt.turns.emit(this.sessionId, written[i]!.seq, payloads[i] as TurnEnd);
+      const end = payloadOf({ kind: written[i]!.kind, payload: payloads[i] }, "activation_ended");
+      if (end) this.rt.turns.emit(this.sessionId, written[i]!.seq, end);
     }
     return written;
   }
@@ -163,7 +163,7 @@ export class SessionJournal {
   private apply(seq: number, kind: string, payload: unknown, at: Date): void {
     if (seq <= this.state.lastSeq) return;
     // Read before the fold: an ending call the model has seen leaves `calls` in it.
-    const ending = kind === "tool_call_ended" ? Number((payload as { call?: unknown } | null)?.call) : null;
+    const ending = payloadOf({ kind, payload }, "tool_call_ended")?.call ?? null;
     const endingTool = ending === null ? undefined : this.state.calls.get(ending)?.tool;
     fold(this.state, { seq, kind, payload });
     if (!this.live) return;

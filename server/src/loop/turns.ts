@@ -1,21 +1,11 @@
+import type { RecordPayload } from "@aexhq/brain-contracts";
 import { KeyedListeners } from "../keyed-listeners.js";
 
 /** What an activation_ended record says, as the waiting request needs it. */
-export interface TurnEnd {
-  activation: number;
-  message: number | null;
-  status: "completed" | "cancelled" | "failed";
-  text: string;
-  /** Why a failed activation failed (an error code of contracts/src/errors.ts). */
-  error?: TurnError;
-}
+export type TurnEnd = RecordPayload<"activation_ended">;
 
-export type TurnError = {
-  code: string;
-  message: string;
-  /** model_context_exceeded: the tokens asked and the model's window, when the provider said them. */
-  details?: { tokens?: number; window?: number };
-};
+/** Why a failed activation failed (an error code of contracts/src/errors.ts, and its details). */
+export type TurnError = NonNullable<TurnEnd["error"]>;
 
 /**
  * In-process news of ended activations, from the actor that wrote them: a request waiting on its

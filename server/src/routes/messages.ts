@@ -78,7 +78,7 @@ async function waitForActivation(
     look: async () => {
       const state = await turnState(rt.sql, sessionId, messageSeq);
       if (!state) throw new BrainError("not_found", "The session was deleted.");
-      if (state.end) return activationResult(state.end.seq, state.end.payload as TurnEnd);
+      if (state.end) return activationResult(state.end.seq, state.end.payload);
       if (state.status === "ended") return { sequence: state.lastSeq, status: "cancelled", text: "" };
       if (!state.messageKept) {
         throw new BrainError(
