@@ -17,8 +17,12 @@ export interface FakeAnswer {
   /** Default "ok" when there are no tool calls, "" otherwise. */
   text?: string;
   toolCalls?: FakeToolCall[];
-  /** Default { input: 10, output: 5 }. */
-  usage?: { input: number; output: number };
+  /**
+   * Default { input: 10, output: 5 }: the wire's input count as the provider spells it (Anthropic's
+   * input_tokens leave cached tokens out, OpenAI's prompt_tokens count them), and the prompt
+   * cache's reads and writes.
+   */
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   /** The wire value (e.g. "length", "max_tokens"); default: end of turn, or tool calls when there are some. */
   stopReason?: string;
   /** Default: the request's `model`. */
@@ -41,7 +45,7 @@ export interface Wire {
   /** The provider's error body for an HTTP error status. */
   errorBody(status: number, message: string): unknown;
   /** The first event of a stream (also what a stream that stalls sends before stalling). */
-  first(model: string, inputTokens?: number): string;
+  first(model: string, inputTokens?: number, answer?: FakeAnswer): string;
   /** The opening events of a streamed text answer, without its end: what a broken stream sends. */
   partial(text: string, model: string): string[];
   idPrefix: string;
@@ -61,8 +65,30 @@ function answerText(answer: FakeAnswer): string {
   return answer.text ?? (answer.toolCalls?.length ? "" : "ok");
 }
 
-function usageOf(answer: FakeAnswer): { input: number; output: number } {
+function usageOf(answer: FakeAnswer): NonNullable<FakeAnswer["usage"]> {
   return answer.usage ?? { input: 10, output: 5 };
+}
+
+/** OpenAI's usage object: cached prompt tokens in its details. */
+function openAIUsage(answer: FakeAnswer) {
+  const { input, output, cacheRead } = usageOf(answer);
+  return {
+    prompt_tokens: input,
+    completion_tokens: output,
+    total_tokens: input + output,
+    ...(cacheRead ? { prompt_tokens_details: { cached_tokens: cacheRead } } : {}),
+  };
+}
+
+/** Anthropic's usage object: cache reads and writes beside input_tokens. */
+function anthropicUsage(input: number, output: number, answer?: FakeAnswer) {
+  const { cacheRead, cacheWrite } = answer ? usageOf(answer) : {};
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    ...(cacheRead ? { cache_read_input_tokens: cacheRead } : {}),
+    ...(cacheWrite ? { cache_creation_input_tokens: cacheWrite } : {}),
+  };
 }
 
 function errorType(status: number): string {
@@ -96,12 +122,11 @@ export const openAIWire: Wire = {
     events.push(data(chunk(model, {}, finish)));
     const options = body.stream_options as { include_usage?: boolean } | undefined;
     if (options?.include_usage) {
-      const { input, output } = usageOf(answer);
       events.push(
         data({
           ...chunk(model, {}, null),
           choices: [],
-          usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+          usage: openAIUsage(answer),
         }),
       );
     }
@@ -110,7 +135,6 @@ export const openAIWire: Wire = {
   },
   json(answer, ids, model) {
     const calls = answer.toolCalls ?? [];
-    const { input, output } = usageOf(answer);
     const text = answerText(answer);
     return {
       id: "chatcmpl-fake",
@@ -136,7 +160,7 @@ export const openAIWire: Wire = {
           finish_reason: answer.stopReason ?? (calls.length ? "tool_calls" : "stop"),
         },
       ],
-      usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+      usage: openAIUsage(answer),
     };
   },
   partial: (text, model) => [
@@ -162,7 +186,7 @@ const event = (type: string, value: Record<string, unknown>) =>
 
 export const anthropicWire: Wire = {
   idPrefix: "toolu",
-  first: (model, inputTokens = 0) =>
+  first: (model, inputTokens = 0, answer) =>
     event("message_start", {
       message: {
         id: "msg_fake",
@@ -172,14 +196,14 @@ export const anthropicWire: Wire = {
         model,
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: 1 },
+        usage: anthropicUsage(inputTokens, 1, answer),
       },
     }),
   stream(answer, ids, model) {
     const size = answer.pieceChars ?? 3;
     const calls = answer.toolCalls ?? [];
     const { input, output } = usageOf(answer);
-    const events = [anthropicWire.first(model, input), event("ping", {})];
+    const events = [anthropicWire.first(model, input, answer), event("ping", {})];
     let index = 0;
     const text = answerText(answer);
     if (text !== "" || calls.length === 0) {
@@ -221,7 +245,7 @@ export const anthropicWire: Wire = {
       ],
       stop_reason: answer.stopReason ?? (calls.length ? "tool_use" : "end_turn"),
       stop_sequence: null,
-      usage: { input_tokens: input, output_tokens: output },
+      usage: anthropicUsage(input, output, answer),
     };
   },
   partial: (text, model) => [

@@ -51,8 +51,13 @@ export const ModelRequestSchema = z.strictObject({
 });
 
 export const ModelUsageSchema = z.object({
+  /** Every input token, cached ones included. */
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),
+  /** Of the input, tokens read from the provider's prompt cache (billed at a fraction). */
+  cachedInputTokens: z.number().int().nonnegative().optional(),
+  /** Of the input, tokens written to the prompt cache (Anthropic bills them at a premium). */
+  cacheWriteInputTokens: z.number().int().nonnegative().optional(),
 });
 
 export const ModelResultSchema = z.object({

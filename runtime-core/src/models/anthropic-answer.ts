@@ -1,4 +1,4 @@
-import type { ModelToolCall } from "@aexhq/brain-contracts";
+import type { ModelToolCall, ModelUsage } from "@aexhq/brain-contracts";
 import { isJsonResponse, jsonBody, streamedError } from "./provider-http.js";
 import { eventJson, sseEvents } from "./sse.js";
 import { ModelCallError, type ProviderResponse, type StopReason } from "./types.js";
@@ -27,7 +27,7 @@ export async function readAnthropicAnswer(response: Response, configModel: strin
   if (!response.body) throw new ModelCallError("model_error", `${PROVIDER} answered without a body`);
 
   const blocks = new Map<number, Block>();
-  const usage = { inputTokens: 0, outputTokens: 0 };
+  let usage: ModelUsage = { inputTokens: 0, outputTokens: 0 };
   let model: string | undefined;
   let stop: string | undefined;
   let done = false;
@@ -39,10 +39,7 @@ export async function readAnthropicAnswer(response: Response, configModel: strin
         const start = object(data.message);
         model = string(start?.model) || model;
         const u = object(start?.usage);
-        if (u) {
-          usage.inputTokens = inputTokens(u);
-          usage.outputTokens = count(u.output_tokens);
-        }
+        if (u) usage = usageOf(u);
         break;
       }
       case "content_block_start": {
@@ -70,7 +67,7 @@ export async function readAnthropicAnswer(response: Response, configModel: strin
         // Counts here are cumulative: they replace message_start's.
         const u = object(data.usage);
         if (u?.output_tokens !== undefined) usage.outputTokens = count(u.output_tokens);
-        if (u?.input_tokens !== undefined) usage.inputTokens = inputTokens(u);
+        if (u?.input_tokens !== undefined) usage = { ...usageOf(u), outputTokens: usage.outputTokens };
         break;
       }
       case "message_stop":
@@ -115,15 +112,25 @@ function message(body: unknown, configModel: string): ProviderResponse {
     toolCalls: content
       .filter((b) => b.type === "tool_use")
       .map((b, i) => toolCall(string(b.id), string(b.name), b.input ?? {}, i)),
-    usage: { inputTokens: u ? inputTokens(u) : 0, outputTokens: count(u?.output_tokens) },
+    usage: u ? usageOf(u) : { inputTokens: 0, outputTokens: 0 },
     stopReason: stopReason(string(json.stop_reason)),
     model: string(json.model) || configModel,
   };
 }
 
-/** Cached prompt tokens are reported apart from `input_tokens`; they are input all the same. */
-function inputTokens(usage: Json): number {
-  return count(usage.input_tokens) + count(usage.cache_creation_input_tokens) + count(usage.cache_read_input_tokens);
+/**
+ * Cached prompt tokens are reported apart from `input_tokens`; they are input all the same, and
+ * are kept apart too (read from the cache, written to it) so that what caching saved shows.
+ */
+function usageOf(usage: Json): ModelUsage {
+  const read = count(usage.cache_read_input_tokens);
+  const written = count(usage.cache_creation_input_tokens);
+  return {
+    inputTokens: count(usage.input_tokens) + read + written,
+    outputTokens: count(usage.output_tokens),
+    ...(read > 0 ? { cachedInputTokens: read } : {}),
+    ...(written > 0 ? { cacheWriteInputTokens: written } : {}),
+  };
 }
 
 function toolCall(id: string | undefined, name: string | undefined, input: unknown, position: number): ModelToolCall {

@@ -54,17 +54,32 @@ export class AnthropicProvider implements ModelProvider {
   }
 }
 
+/**
+ * Prompt caching: a breakpoint on the system prompt, on the last tool and on the conversation's
+ * last block, so the next call of an agent loop (the same prefix, a turn longer) reads all of it
+ * from Anthropic's cache. A prefix shorter than the model's minimum is simply not cached.
+ */
+const CACHED = { type: "ephemeral" } as const;
+
 export function anthropicBody(config: Config, request: ProviderRequest): Json {
   const body: Json = {
     model: config.name,
     max_tokens: request.maxTokens ?? config.maxTokens ?? DEFAULT_MAX_TOKENS,
   };
   const system = systemPrompt(request);
-  if (system) body.system = system;
-  body.messages = anthropicMessages(request.messages);
+  if (system) body.system = [{ type: "text", text: system, cache_control: CACHED }];
+  const messages = anthropicMessages(request.messages);
+  const lastBlock = (messages.at(-1)?.content as Json[] | undefined)?.at(-1);
+  if (lastBlock) lastBlock.cache_control = CACHED;
+  body.messages = messages;
   const tools = request.tools ?? [];
   if (tools.length > 0) {
-    body.tools = tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    body.tools = tools.map((t, i) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: t.inputSchema,
+      ...(i === tools.length - 1 ? { cache_control: CACHED } : {}),
+    }));
   }
   body.stream = true;
   return body;

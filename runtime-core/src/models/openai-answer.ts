@@ -1,8 +1,8 @@
-import type { ModelToolCall } from "@aexhq/brain-contracts";
+import type { ModelToolCall, ModelUsage } from "@aexhq/brain-contracts";
 import { isJsonResponse, jsonBody, streamedError } from "./provider-http.js";
 import { eventJson, sseEvents } from "./sse.js";
 import { ModelCallError, type ProviderResponse, type StopReason } from "./types.js";
-import { array, count, object, string, toolArguments } from "./wire.js";
+import { array, count, type Json, object, string, toolArguments } from "./wire.js";
 
 const PROVIDER = "OpenAI";
 
@@ -17,7 +17,7 @@ export async function readOpenAIAnswer(response: Response, configModel: string):
   let text = "";
   const calls = new Map<number, { id?: string; name?: string; args: string }>();
   let finish: string | undefined;
-  let usage = { inputTokens: 0, outputTokens: 0 };
+  let usage: ModelUsage = { inputTokens: 0, outputTokens: 0 };
   let model: string | undefined;
   let done = false;
   for await (const event of sseEvents(response.body)) {
@@ -29,7 +29,7 @@ export async function readOpenAIAnswer(response: Response, configModel: string):
     if (chunk.error !== undefined) throw streamedError(PROVIDER, chunk);
     model = string(chunk.model) || model;
     const u = object(chunk.usage);
-    if (u) usage = { inputTokens: count(u.prompt_tokens), outputTokens: count(u.completion_tokens) };
+    if (u) usage = openAIUsage(u);
     const choice = object(array(chunk.choices)[0]);
     if (!choice) continue;
     const delta = object(choice.delta);
@@ -79,7 +79,7 @@ function completion(body: unknown, configModel: string): ProviderResponse {
   return {
     text: string(message.content) ?? "",
     toolCalls,
-    usage: { inputTokens: count(u?.prompt_tokens), outputTokens: count(u?.completion_tokens) },
+    usage: u ? openAIUsage(u) : { inputTokens: 0, outputTokens: 0 },
     stopReason: stopReason(string(choice.finish_reason)),
     model: string(json.model) || configModel,
   };
@@ -102,4 +102,14 @@ function stopReason(finish: string | undefined): StopReason {
     default:
       return "other";
   }
+}
+
+/** OpenAI caches long prompts by itself: `prompt_tokens_details.cached_tokens` of `prompt_tokens`. */
+function openAIUsage(usage: Json): ModelUsage {
+  const cached = count(object(usage.prompt_tokens_details)?.cached_tokens);
+  return {
+    inputTokens: count(usage.prompt_tokens),
+    outputTokens: count(usage.completion_tokens),
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+  };
 }

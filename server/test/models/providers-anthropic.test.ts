@@ -16,7 +16,8 @@ describe("Anthropic request", () => {
     expect(request.body).toEqual({
       model: "test-model",
       max_tokens: 4096,
-      messages: [{ role: "user", content: [{ type: "text", text: "hello" }] }],
+      // The conversation's last block is a prompt-cache breakpoint: the next call reads its prefix.
+      messages: [{ role: "user", content: [{ type: "text", text: "hello", cache_control: { type: "ephemeral" } }] }],
       stream: true,
     });
   });
@@ -50,8 +51,16 @@ describe("Anthropic request", () => {
       ],
       tools: [{ name: "search", description: "searches", inputSchema: { type: "object" } }],
     });
-    expect(request.body.system).toBe("be brief");
-    expect(request.body.tools).toEqual([{ name: "search", description: "searches", input_schema: { type: "object" } }]);
+    // Prompt caching: breakpoints on the system prompt, the last tool and the last block.
+    expect(request.body.system).toEqual([{ type: "text", text: "be brief", cache_control: { type: "ephemeral" } }]);
+    expect(request.body.tools).toEqual([
+      {
+        name: "search",
+        description: "searches",
+        input_schema: { type: "object" },
+        cache_control: { type: "ephemeral" },
+      },
+    ]);
     expect(request.body.messages).toEqual([
       {
         role: "user",
@@ -87,7 +96,7 @@ describe("Anthropic request", () => {
         role: "assistant",
         content: [
           { type: "text", text: "done" },
-          { type: "text", text: "really" },
+          { type: "text", text: "really", cache_control: { type: "ephemeral" } },
         ],
       },
     ]);
@@ -97,11 +106,13 @@ describe("Anthropic request", () => {
     expect((await lastBody({ ...hello, system: "" })).body).not.toHaveProperty("system");
     expect((await lastBody({ ...hello, responseFormat: { type: "text" } })).body).not.toHaveProperty("system");
 
-    const plain = (await lastBody({ ...hello, responseFormat: { type: "json" } })).body.system as string;
+    const systemText = (body: Record<string, unknown>) => (body.system as { text: string }[])[0]!.text;
+    const plain = systemText((await lastBody({ ...hello, responseFormat: { type: "json" } })).body);
     expect(plain).toMatch(/JSON value/);
     const schema = { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"] };
-    const withSchema = (await lastBody({ ...hello, system: "You count.", responseFormat: { type: "json", schema } }))
-      .body.system as string;
+    const withSchema = systemText(
+      (await lastBody({ ...hello, system: "You count.", responseFormat: { type: "json", schema } })).body,
+    );
     expect(withSchema.startsWith("You count.\n\n")).toBe(true);
     expect(withSchema).toContain(JSON.stringify(schema));
     // The Messages API has no response_format field.
@@ -128,6 +139,18 @@ describe("Anthropic answer", () => {
       stopReason: "end",
       model: "claude-answered",
     });
+  });
+
+  it("counts prompt-cache reads and writes as input, and keeps them apart (streamed and JSON)", async () => {
+    for (const json of [false, true]) {
+      fake.reply({ text: "cached", json, usage: { input: 20, output: 5, cacheRead: 3000, cacheWrite: 400 } });
+      expect((await anthropic().complete(hello, context())).usage).toEqual({
+        inputTokens: 3420,
+        outputTokens: 5,
+        cachedInputTokens: 3000,
+        cacheWriteInputTokens: 400,
+      });
+    }
   });
 
   it("assembles tool_use blocks whose input arrives in pieces", async () => {

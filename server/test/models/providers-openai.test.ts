@@ -81,6 +81,17 @@ describe("OpenAI request", () => {
 });
 
 describe("OpenAI answer", () => {
+  it("reports the prompt tokens OpenAI read from its cache (streamed and JSON)", async () => {
+    for (const json of [false, true]) {
+      fake.reply({ text: "cached", json, usage: { input: 3000, output: 5, cacheRead: 2048 } });
+      expect((await openai().complete(hello, context())).usage).toEqual({
+        inputTokens: 3000,
+        outputTokens: 5,
+        cachedInputTokens: 2048,
+      });
+    }
+  });
+
   it("assembles streamed text, usage, model and stop reason", async () => {
     const text = "Hello, streaming world! ünïcødé 🎉 done";
     fake.reply({ text, pieceChars: 2, usage: { input: 12, output: 34 }, model: "gpt-answered" });
