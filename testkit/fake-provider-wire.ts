@@ -27,6 +27,8 @@ export interface FakeAnswer {
   stopReason?: string;
   /** Default: the request's `model`. */
   model?: string;
+  /** OpenAI-compatible servers' `reasoning_content` (DeepSeek, vLLM), streamed before the text. */
+  reasoning?: string;
   /** Answer one JSON document even though the request asked for a stream (servers that ignore `stream`). */
   json?: boolean;
   /** Characters per text or arguments delta; default 3, so every answer spans several events. */
@@ -110,6 +112,9 @@ export const openAIWire: Wire = {
     const size = answer.pieceChars ?? 3;
     const calls = answer.toolCalls ?? [];
     const events = [openAIWire.first(model)];
+    for (const piece of pieces(answer.reasoning ?? "", size)) {
+      events.push(data(chunk(model, { reasoning_content: piece }, null)));
+    }
     for (const piece of pieces(answerText(answer), size)) events.push(data(chunk(model, { content: piece }, null)));
     calls.forEach((call, index) => {
       const head = { index, id: ids[index], type: "function", function: { name: call.name, arguments: "" } };
@@ -147,6 +152,7 @@ export const openAIWire: Wire = {
           message: {
             role: "assistant",
             content: text === "" && calls.length ? null : text,
+            ...(answer.reasoning ? { reasoning_content: answer.reasoning } : {}),
             ...(calls.length
               ? {
                   tool_calls: calls.map((c, i) => ({

@@ -68,6 +68,8 @@ export const ModelResultSchema = z.object({
   usage: ModelUsageSchema,
   /** The model that answered, as the provider named it. */
   model: z.string(),
+  /** What the model showed of its reasoning, when the provider sent it apart. */
+  reasoning: z.string().optional(),
   /** Journal sequence of the model_call_ended record that holds this answer. */
   sequence: z.number().int().positive(),
 });

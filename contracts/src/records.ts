@@ -90,6 +90,8 @@ export const ModelCallEndedSchema = z.looseObject({
       text: z.string(),
       toolCalls: z.array(ModelToolCallSchema),
       stopReason: ModelResultSchema.shape.stopReason.optional(),
+      /** What the model showed of its reasoning, when the provider sent it apart. */
+      reasoning: z.string().optional(),
     })
     .optional(),
   model: z.string().optional(),

@@ -15,6 +15,7 @@ export async function readOpenAIAnswer(response: Response, configModel: string):
   if (!response.body) throw new ModelCallError("model_error", `${PROVIDER} answered without a body`);
 
   let text = "";
+  let reasoning = "";
   const calls = new Map<number, { id?: string; name?: string; args: string }>();
   let finish: string | undefined;
   let usage: ModelUsage = { inputTokens: 0, outputTokens: 0 };
@@ -34,6 +35,7 @@ export async function readOpenAIAnswer(response: Response, configModel: string):
     if (!choice) continue;
     const delta = object(choice.delta);
     text += string(delta?.content) ?? "";
+    reasoning += string(delta?.reasoning_content) ?? string(delta?.reasoning) ?? "";
     for (const item of array(delta?.tool_calls)) {
       const piece = object(item);
       if (!piece) continue;
@@ -57,7 +59,8 @@ export async function readOpenAIAnswer(response: Response, configModel: string):
   const toolCalls = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([index, c]) => toolCall(c.id ?? `call_${index}`, c.name, c.args));
-  return { text, toolCalls, usage, stopReason: stopReason(finish), model: model ?? configModel };
+  const answer = { text, toolCalls, usage, stopReason: stopReason(finish), model: model ?? configModel };
+  return reasoning ? { ...answer, reasoning } : answer;
 }
 
 /** The non-streaming `chat.completion` shape. */
@@ -76,12 +79,14 @@ function completion(body: unknown, configModel: string): ProviderResponse {
     return toolCall(string(call?.id) || `call_${index}`, string(fn?.name), text);
   });
   const u = object(json.usage);
+  const reasoning = string(message.reasoning_content) ?? string(message.reasoning);
   return {
     text: string(message.content) ?? "",
     toolCalls,
     usage: u ? openAIUsage(u) : { inputTokens: 0, outputTokens: 0 },
     stopReason: stopReason(string(choice.finish_reason)),
     model: string(json.model) || configModel,
+    ...(reasoning ? { reasoning } : {}),
   };
 }
 

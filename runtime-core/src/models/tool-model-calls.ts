@@ -145,7 +145,12 @@ export class ToolModelCalls {
       }
       const seq = await end({
         outcome: { status: "ok" },
-        response: { text: response.text, toolCalls: response.toolCalls, stopReason: response.stopReason },
+        response: {
+          text: response.text,
+          toolCalls: response.toolCalls,
+          stopReason: response.stopReason,
+          ...(response.reasoning ? { reasoning: response.reasoning } : {}),
+        },
         model: response.model,
         usage: response.usage,
       });
@@ -158,6 +163,7 @@ export class ToolModelCalls {
         stopReason: response.stopReason,
         usage: response.usage,
         model: response.model,
+        ...(response.reasoning ? { reasoning: response.reasoning } : {}),
         sequence: seq,
       };
       return { sequence: seq, value };

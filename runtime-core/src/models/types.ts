@@ -35,6 +35,11 @@ export interface ProviderResponse {
   stopReason: StopReason;
   /** The model that answered, as the provider named it. */
   model: string;
+  /**
+   * The reasoning the model showed before its answer, when the provider sends it apart
+   * (`reasoning_content` of DeepSeek, vLLM and other compatible servers). Journaled, never sent back.
+   */
+  reasoning?: string;
 }
 
 export interface ModelCallContext {

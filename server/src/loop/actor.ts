@@ -415,12 +415,18 @@ function endedRecord(callSeq: number, response: ProviderResponse, attempts: Mode
     payload: {
       call: callSeq,
       outcome: { status: "ok" },
-      response: { text: response.text, toolCalls: response.toolCalls, stopReason: response.stopReason },
+      response: responseOf(response),
       model: response.model,
       usage: response.usage,
       ...attemptsOf(attempts),
     },
   };
+}
+
+/** An answer as its record keeps it: the reasoning too, when the provider sent it apart. */
+function responseOf(response: ProviderResponse) {
+  const { text, toolCalls, stopReason, reasoning } = response;
+  return reasoning ? { text, toolCalls, stopReason, reasoning } : { text, toolCalls, stopReason };
 }
 
 /** A retried call's attempts, for its record; nothing for a call answered at once. */

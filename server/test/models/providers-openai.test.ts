@@ -92,6 +92,19 @@ describe("OpenAI answer", () => {
     }
   });
 
+  it("keeps the reasoning a compatible server sends apart (reasoning_content), streamed and JSON", async () => {
+    for (const json of [false, true]) {
+      fake.reply({ text: "42", json, reasoning: "six times seven, carefully" });
+      const answer = await openai().complete(hello, context());
+      expect({ text: answer.text, reasoning: answer.reasoning }).toEqual({
+        text: "42",
+        reasoning: "six times seven, carefully",
+      });
+    }
+    fake.reply({ text: "plain" });
+    expect(await openai().complete(hello, context())).not.toHaveProperty("reasoning");
+  });
+
   it("assembles streamed text, usage, model and stop reason", async () => {
     const text = "Hello, streaming world! ünïcødé 🎉 done";
     fake.reply({ text, pieceChars: 2, usage: { input: 12, output: 34 }, model: "gpt-answered" });

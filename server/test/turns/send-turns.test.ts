@@ -141,16 +141,17 @@ describe("session.send: a failed turn rejects with its error code", () => {
     expect(metrics.text).toMatch(/^brain_model_retries_total\{origin="agentloop"\} [1-9]\d*$/m);
   });
 
-  it("prompt-cache reads are journaled with the usage, so what caching saved shows in SQL", async () => {
-    openai.reply({ text: "cheap", usage: { input: 3000, output: 5, cacheRead: 2048 } });
+  it("prompt-cache reads and the model's reasoning are journaled, so both show in SQL", async () => {
+    openai.reply({ text: "cheap", usage: { input: 3000, output: 5, cacheRead: 2048 }, reasoning: "cache it" });
     const session = await brain.sessions.create({
       model: { provider: "openai", name: "gpt-test", apiKey: "sk-test", baseUrl: openai.url },
     });
     await expect(session.send("go")).resolves.toBe("cheap");
-    const [row] = await server.db.sql<{ cached: number; input: number }[]>`
-      SELECT (payload->'usage'->>'cachedInputTokens')::int AS cached, (payload->'usage'->>'inputTokens')::int AS input
+    const [row] = await server.db.sql<{ cached: number; input: number; reasoning: string }[]>`
+      SELECT (payload->'usage'->>'cachedInputTokens')::int AS cached, (payload->'usage'->>'inputTokens')::int AS input,
+             payload->'response'->>'reasoning' AS reasoning
       FROM brain.journal WHERE session_id = ${session.id} AND kind = 'model_call_ended'`;
-    expect(row).toEqual({ cached: 2048, input: 3000 });
+    expect(row).toEqual({ cached: 2048, input: 3000, reasoning: "cache it" });
   });
 
   it("past the context window: model_context_exceeded, with the tokens asked and the window", async () => {
