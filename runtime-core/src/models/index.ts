@@ -16,5 +16,6 @@ export {
   type ProviderRequest,
   type ProviderResponse,
   type ProviderTransport,
+  recordedResponse,
   type StopReason,
 } from "./types.js";

@@ -16,7 +16,14 @@ import type { SecretBox } from "@aexhq/brain-db/secrets";
 import type { JournalWriter } from "@aexhq/brain-db/writer";
 import { loadModelConfig } from "./credentials.js";
 import { createProvider } from "./provider.js";
-import { type ModelAttempt, ModelCallError, type ProviderResponse, type ProviderTransport } from "./types.js";
+import {
+  type ModelAttempt,
+  ModelCallError,
+  type ProviderRequest,
+  type ProviderResponse,
+  type ProviderTransport,
+  recordedResponse,
+} from "./types.js";
 
 /**
  * Model calls on behalf of tool calls: `ctx.model` over a host connection (server) and the WIT
@@ -67,24 +74,7 @@ export class ToolModelCalls {
   constructor(private readonly deps: ToolModelCallsDeps) {}
 
   async call(ref: CallRef, raw: unknown): Promise<ToolModelAnswer> {
-    // Whatever path it came by (a 64 KiB frame, a 1 MiB body, a component's string), one bound.
-    const bytes = byteLength(JSON.stringify(raw) ?? "");
-    if (bytes > MAX_BODY_BYTES) {
-      throw new BrainError(
-        "invalid_model_request",
-        `The ModelRequest is ${bytes} bytes; the limit is ${MAX_BODY_BYTES}.`,
-      );
-    }
-    const parsed = ModelRequestSchema.safeParse(raw);
-    if (!parsed.success) {
-      throw new BrainError("invalid_model_request", "The ModelRequest failed validation.", parsed.error.issues);
-    }
-    const request = parsed.data;
-    // Journaled with model_call_started: text Postgres cannot store is refused before any write.
-    const where = findUnstorable(request, "$.request");
-    if (where !== null) {
-      throw new BrainError("invalid_model_request", `The ModelRequest contains ${UNSTORABLE_TEXT} at ${where}.`);
-    }
+    const request = validRequest(raw);
     const config = await this.modelConfig(ref.sessionId);
     const origin = { type: "tool", sessionId: ref.sessionId, sequence: ref.seq };
     const { deps } = this;
@@ -124,33 +114,19 @@ export class ToolModelCalls {
     try {
       let response: ProviderResponse;
       try {
-        response = await createProvider(config, this.deps.transport).complete(
-          {
-            ...(request.system ? { system: request.system } : {}),
-            messages: request.messages,
-            tools: request.tools ?? [],
-            ...(request.responseFormat ? { responseFormat: request.responseFormat } : {}),
-            ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
-          },
-          {
-            signal: flight.controller.signal,
-            index: started.index,
-            origin: "tool",
-            attempts,
-            deadline: started.deadline,
-          },
-        );
+        response = await createProvider(config, this.deps.transport).complete(providerRequest(request), {
+          signal: flight.controller.signal,
+          index: started.index,
+          origin: "tool",
+          attempts,
+          deadline: started.deadline,
+        });
       } catch (error) {
         throw await this.failed(error, flight, end);
       }
       const seq = await end({
         outcome: { status: "ok" },
-        response: {
-          text: response.text,
-          toolCalls: response.toolCalls,
-          stopReason: response.stopReason,
-          ...(response.reasoning ? { reasoning: response.reasoning } : {}),
-        },
+        response: recordedResponse(response),
         model: response.model,
         usage: response.usage,
       });
@@ -227,4 +203,38 @@ function journaledRequest(request: ModelRequest): unknown {
   const bytes = byteLength(JSON.stringify(request));
   if (bytes <= MAX_JOURNALED_REQUEST_BYTES) return request;
   return { truncated: true, bytes, messages: request.messages.length, tools: (request.tools ?? []).map((t) => t.name) };
+}
+
+/** The request as a tool sent it, bounded and validated before anything is written. */
+function validRequest(raw: unknown): ModelRequest {
+  // Whatever path it came by (a 64 KiB frame, a 1 MiB body, a component's string), one bound.
+  const bytes = byteLength(JSON.stringify(raw) ?? "");
+  if (bytes > MAX_BODY_BYTES) {
+    throw new BrainError(
+      "invalid_model_request",
+      `The ModelRequest is ${bytes} bytes; the limit is ${MAX_BODY_BYTES}.`,
+    );
+  }
+  const parsed = ModelRequestSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new BrainError("invalid_model_request", "The ModelRequest failed validation.", parsed.error.issues);
+  }
+  const request = parsed.data;
+  // Journaled with model_call_started: text Postgres cannot store is refused before any write.
+  const where = findUnstorable(request, "$.request");
+  if (where !== null) {
+    throw new BrainError("invalid_model_request", `The ModelRequest contains ${UNSTORABLE_TEXT} at ${where}.`);
+  }
+  return request;
+}
+
+/** What the provider is asked: the tool's request, with nothing defaulted. */
+function providerRequest(request: ModelRequest): ProviderRequest {
+  return {
+    ...(request.system ? { system: request.system } : {}),
+    messages: request.messages,
+    tools: request.tools ?? [],
+    ...(request.responseFormat ? { responseFormat: request.responseFormat } : {}),
+    ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
+  };
 }

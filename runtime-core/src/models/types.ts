@@ -104,3 +104,9 @@ export type ContextNumbers = { tokens?: number; window?: number };
 
 /** One attempt of a retried model call, as journaled in its model_call_ended record. */
 export type ModelAttempt = NonNullable<RecordPayload<"model_call_ended">["attempts"]>[number];
+
+/** An answer as its model_call_ended record keeps it: the reasoning too, when there is some. */
+export function recordedResponse(response: ProviderResponse) {
+  const { text, toolCalls, stopReason, reasoning } = response;
+  return reasoning ? { text, toolCalls, stopReason, reasoning } : { text, toolCalls, stopReason };
+}

@@ -5,6 +5,7 @@ import {
   ModelCallError,
   type ModelProvider,
   type ProviderResponse,
+  recordedResponse,
 } from "@aexhq/brain-core/models";
 import { type Appended, endCalls, type NewRecord, rel } from "@aexhq/brain-db/ops";
 import { isUnavailable, type WrittenRecord } from "@aexhq/brain-db/writer";
@@ -415,18 +416,12 @@ function endedRecord(callSeq: number, response: ProviderResponse, attempts: Mode
     payload: {
       call: callSeq,
       outcome: { status: "ok" },
-      response: responseOf(response),
+      response: recordedResponse(response),
       model: response.model,
       usage: response.usage,
       ...attemptsOf(attempts),
     },
   };
-}
-
-/** An answer as its record keeps it: the reasoning too, when the provider sent it apart. */
-function responseOf(response: ProviderResponse) {
-  const { text, toolCalls, stopReason, reasoning } = response;
-  return reasoning ? { text, toolCalls, stopReason, reasoning } : { text, toolCalls, stopReason };
 }
 
 /** A retried call's attempts, for its record; nothing for a call answered at once. */
