@@ -35,6 +35,8 @@ export interface FakeAnswer {
   pieceChars?: number;
   /** Pause between written chunks; default: one event-loop turn. */
   chunkDelayMs?: number;
+  /** Streams `after` events, then waits for `until` before the rest (text seen live, say). */
+  hold?: { after: number; until: Promise<unknown> };
 }
 
 export interface Wire {

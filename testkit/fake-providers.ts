@@ -204,7 +204,8 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
         const ids = (reply.toolCalls ?? []).map((c, i) => c.id ?? `${wire.idPrefix}_${index}_${i}`);
         const answerModel = reply.model ?? model;
         if (reply.json || request.stream !== true) return send(200, wire.json(reply, ids, answerModel));
-        return stream(res, wire.stream(reply, ids, answerModel, request), { delayMs: reply.chunkDelayMs });
+        const events = wire.stream(reply, ids, answerModel, request);
+        return stream(res, events, { delayMs: reply.chunkDelayMs, hold: reply.hold });
       }
     }
   });
@@ -235,13 +236,21 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
 async function stream(
   res: ServerResponse,
   events: (string | Uint8Array)[],
-  options: { status?: number; contentType?: string; delayMs?: number; split?: boolean; end?: boolean } = {},
+  options: {
+    status?: number;
+    contentType?: string;
+    delayMs?: number;
+    split?: boolean;
+    end?: boolean;
+    hold?: { after: number; until: Promise<unknown> } | undefined;
+  } = {},
 ): Promise<void> {
   res.writeHead(options.status ?? 200, {
     "content-type": options.contentType ?? "text/event-stream",
     "cache-control": "no-cache",
   });
-  for (const text of events) {
+  for (const [i, text] of events.entries()) {
+    if (i === options.hold?.after) await options.hold.until;
     const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : Buffer.from(text);
     const parts =
       options.split === false ? [bytes] : [bytes.subarray(0, bytes.length >> 1), bytes.subarray(bytes.length >> 1)];

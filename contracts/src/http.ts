@@ -347,6 +347,11 @@ export const EventsQuerySchema = z.strictObject({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+  /** With follow: model calls' text as it streams, as live lines (live.ts) between the records. */
+  live: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
 });
 
 /** One journal record as the API and the SDK show it; one line of the NDJSON event stream. */

@@ -9,6 +9,7 @@ export * from "./invocation-signature.js";
 export * from "./journal.js";
 export * from "./json.js";
 export * from "./limits.js";
+export * from "./live.js";
 export * from "./mcp.js";
 export * from "./model.js";
 export * from "./outcome.js";

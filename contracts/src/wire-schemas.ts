@@ -25,6 +25,7 @@ import {
   SessionSchema,
   SessionToolsSchema,
 } from "./http.js";
+import { LiveDeltaSchema } from "./live.js";
 import { OutcomeSchema } from "./outcome.js";
 import { AppTokenListSchema, AppTokenSchema, CreatedTokenSchema, CreateTokenBodySchema } from "./tokens.js";
 
@@ -36,6 +37,7 @@ export const wireSchemas: Record<string, z.ZodType> = {
   "post-message-body": PostMessageBodySchema,
   "post-message-result": PostMessageResultSchema,
   "journal-event": JournalEventSchema,
+  "live-delta": LiveDeltaSchema,
   "register-host-body": RegisterHostBodySchema,
   "registered-host": RegisteredHostSchema,
   "serve-host-body": ServeHostBodySchema,

@@ -34,6 +34,7 @@ export async function listenForCommits(
   origin: string,
   onKeys: CommitHandler,
   onConnect: () => void,
+  live?: LiveChannel,
 ): Promise<CommitListener> {
   let stopped = false;
   let listening = false;
@@ -45,6 +46,7 @@ export async function listenForCommits(
   const own = originPrefix(origin);
   const probes = new Map<string, () => void>();
   const onNotify = (from: string, payload: string) => {
+    if (live && from === live.channel) return live.onPayload(payload);
     if (from !== channel) return;
     if (payload.startsWith(PROBE)) return probes.get(payload)?.();
     if (payload.startsWith(own)) return;
@@ -66,7 +68,8 @@ export async function listenForCommits(
     });
     lane = mine;
     try {
-      await mine.unsafe(`LISTEN "${channel.replace(/"/g, '""')}"`);
+      await mine.unsafe(`LISTEN ${quoted(channel)}`);
+      if (live) await mine.unsafe(`LISTEN ${quoted(live.channel)}`);
     } catch (error) {
       if (lane === mine) lane = undefined;
       await mine.end({ timeout: 0 }).catch(() => {});
@@ -121,6 +124,21 @@ async function keepAliveUnder(lane: Sql, previous: NodeJS.Timeout | undefined): 
 /** One channel per schema, so Brains sharing a database do not wake each other. */
 export function channelFor(schema: string): string {
   return `${schema}_journal`;
+}
+
+/** A second channel on the same LISTEN connection, for what is not a commit (live text). */
+export interface LiveChannel {
+  channel: string;
+  onPayload(payload: string): void;
+}
+
+/** The schema's live-text channel: models' text as it streams, apart from the commits' keys. */
+export function liveChannelFor(schema: string): string {
+  return `${schema}_live`;
+}
+
+function quoted(channel: string): string {
+  return `"${channel.replace(/"/g, '""')}"`;
 }
 
 /** Sends a NOTIFY of its own on `channel` and answers whether the LISTEN heard it within `timeoutMs`. */

@@ -65,6 +65,7 @@ export type {
   SessionPage,
   Sessions,
 } from "./sessions.js";
+export type { TurnStreamPart } from "./stream-turn.js";
 export type { Tokens } from "./tokens.js";
 export {
   type FactoryOptions,

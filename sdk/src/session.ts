@@ -4,6 +4,7 @@ import {
   CancelTurnResultSchema,
   type JournalEvent,
   PostMessageBodySchema,
+  PostMessageResultSchema,
   type Session as SessionInfo,
   SessionSchema,
 } from "./contracts.js";
@@ -11,6 +12,7 @@ import type { HostConnection } from "./host-connection.js";
 import type { HttpClient } from "./http-client.js";
 import { ndjsonLines } from "./ndjson.js";
 import { parseEvent } from "./parse-event.js";
+import { streamTurn, type TurnStreamPart } from "./stream-turn.js";
 import { answerTurn, SEND_WAIT_MS } from "./turn.js";
 
 export type { SessionInfo };
@@ -88,6 +90,26 @@ export class Session {
       signal: options.signal,
     });
     return answerTurn(this.#deps.http, this.#path(), response, options.signal);
+  }
+
+  /**
+   * Posts a user message and yields its turn as it happens: the model's text as the provider
+   * streams it (`text-delta`, live and not journaled), each model call's journaled text, tool
+   * calls as they start and end, and the final answer (`finish`, last). Like `send`, it follows
+   * the journal through reconnections and fail-over, and throws what `send` rejects with. A
+   * delta's `call` and `offset` say where it belongs, so nothing is yielded twice.
+   */
+  async *stream(text: string, options: SendOptions = {}): AsyncGenerator<TurnStreamPart> {
+    const { deadline, timeoutMs } = options;
+    const body = PostMessageBodySchema.safeParse({ text, deadline, timeoutMs });
+    if (!body.success) throw new BrainError("invalid_request", "The message is invalid.", body.error.issues);
+    const posted = await this.#deps.http.request("POST", `${this.#path()}/messages`, {
+      body: body.data,
+      schema: PostMessageResultSchema,
+      idempotencyKey: options.idempotencyKey,
+      signal: options.signal,
+    });
+    yield* streamTurn(this.#deps.http, this.#path(), posted.sequence, options.signal);
   }
 
   /**

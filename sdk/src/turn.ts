@@ -21,7 +21,7 @@ import { readEvent } from "./parse-event.js";
 export const TURN_RECONNECT_WINDOW_MS = 120_000;
 
 /** What a failure while following the journal means for the wait. */
-const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
+export const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
   "request_failed",
   "not_ready",
   "internal_error",
@@ -35,7 +35,7 @@ const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
 export const SEND_WAIT_MS = 10_000;
 
 /** The journal answered the turn: with its text, or with the error `send` rejects with. */
-type Verdict = { text: string } | { error: BrainError };
+export type Verdict = { text: string } | { error: BrainError };
 
 /**
  * The answer to `send`, from the response to its message post (`waitMs`, see SEND_WAIT_MS): the
@@ -118,7 +118,7 @@ export async function awaitTurn(
 }
 
 /** The answer an event gives to the wait for message `messageSeq`'s turn, if any. */
-function judge(event: JournalEvent, messageSeq: number): Verdict | null {
+export function judge(event: JournalEvent, messageSeq: number): Verdict | null {
   if (event.kind === "session_ended") {
     return { error: new BrainError("turn_cancelled", "The session ended before the turn finished.") };
   }
@@ -144,7 +144,7 @@ function verdictOf(
   return { error: new BrainError("request_failed", `The turn failed: ${String(error.code ?? "no code")}.`, details) };
 }
 
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);

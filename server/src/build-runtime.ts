@@ -3,7 +3,7 @@ import { setMaxListeners } from "node:events";
 import { Egress } from "@aexhq/brain-core/egress";
 import { ToolModelCalls } from "@aexhq/brain-core/models";
 import type { CommitFeed } from "@aexhq/brain-db/commits";
-import { CommitFanout, channelFor } from "@aexhq/brain-db/commits";
+import { CommitFanout, channelFor, liveChannelFor, notifyLive } from "@aexhq/brain-db/commits";
 import { connect, DatabaseAvailability, type Sql } from "@aexhq/brain-db/connect";
 import { endOverdueCalls } from "@aexhq/brain-db/ops";
 import { type CreatedBoss, createBoss } from "@aexhq/brain-db/queue";
@@ -15,6 +15,7 @@ import type { Config } from "./config.js";
 import type { HostConnection } from "./hosts/connection.js";
 import { Dispatcher } from "./hosts/dispatch.js";
 import { HostRegistry } from "./hosts/registry.js";
+import { LiveText } from "./live-text.js";
 import { Liveness } from "./liveness.js";
 import { ActorRegistry } from "./loop/actors.js";
 import { DeadlineJobs } from "./loop/deadline-jobs.js";
@@ -130,7 +131,12 @@ export function buildRuntime(
     log.warn({ err }, "pg-boss error");
   };
   const boss = createBoss(sql, config.schema, onBossError, { listen: false, migrate: db.mayMigrate });
-  const base = { config, sql, readSql, log, serverId, bus, commits, availability, writer, metrics, prometheus };
+  const live = new LiveText({
+    origin: serverId,
+    notify: (payload) => notifyLive(sql, liveChannelFor(config.schema), payload),
+    onError: (err) => availability.warnUnlessAway(err, (e) => log.warn({ err: e }, "publishing live text failed")),
+  });
+  const base = { config, sql, readSql, log, serverId, bus, commits, availability, writer, metrics, prometheus, live };
   built = wireServices({ ...base, boss: boss.boss, closing: closing.signal, liveness, egress, started });
   return { rt: built, started, boss, lag, liveness, egress, commits, closing };
 }
@@ -152,6 +158,7 @@ type Base = Pick<
   | "closing"
   | "liveness"
   | "egress"
+  | "live"
 >;
 
 /** The services over the journal's parts, in the order they need each other. */

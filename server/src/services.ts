@@ -19,6 +19,7 @@ import type { CommitBus } from "./bus.js";
 import type { Config } from "./config.js";
 import type { HostLink } from "./hosts/link.js";
 import type { HostRegistry } from "./hosts/registry.js";
+import type { LiveText } from "./live-text.js";
 import type { Liveness } from "./liveness.js";
 import type { DeadlineJobs } from "./loop/deadline-jobs.js";
 import type { RoutedSession, SessionInfo } from "./loop/session-info.js";
@@ -99,6 +100,8 @@ export interface Services {
   readonly egress: Pick<Egress, "exchange" | "fetch" | "preflight">;
   /** How model providers reach the network: the egress guard's fetch and the answer cap. */
   readonly modelTransport: ProviderTransport;
+  /** Models' text as it streams, to every server's live followers (live-text.ts); never journaled. */
+  readonly live: LiveText;
   /** Quotas of application tokens (sessions, hosts, open calls, component bytes). */
   readonly quotas: Pick<Quotas, "guard" | "openCallRoom" | "forget">;
 }

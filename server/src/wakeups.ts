@@ -1,6 +1,13 @@
 import { type Periodic, periodic } from "@aexhq/brain-contracts";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
-import { type CommitFanout, type CommitListener, channelFor, listenForCommits, Touch } from "@aexhq/brain-db/commits";
+import {
+  type CommitFanout,
+  type CommitListener,
+  channelFor,
+  listenForCommits,
+  liveChannelFor,
+  Touch,
+} from "@aexhq/brain-db/commits";
 import { lanesHoldSessions } from "@aexhq/brain-db/connect";
 import { CommitPoller } from "./commit-poller.js";
 import type { HostConnection } from "./hosts/connection.js";
@@ -14,7 +21,10 @@ export const POLL_MS = 1000;
 /** How long the NOTIFY sent at start may take to reach this server's LISTEN. */
 const PROBE_MS = 3000;
 
-export type WakeupDeps = Pick<Services, "serverId" | "config" | "sql" | "bus" | "log" | "availability" | "metrics"> & {
+export type WakeupDeps = Pick<
+  Services,
+  "serverId" | "config" | "sql" | "bus" | "log" | "availability" | "metrics" | "live"
+> & {
   actors: ActorRegistry;
   hosts: HostRegistry<HostConnection>;
   dispatch: Dispatcher;
@@ -65,6 +75,7 @@ export async function startWakeups(rt: WakeupDeps): Promise<Wakeups> {
         rt.bus.rescan();
         rt.commits.reconnected();
       },
+      { channel: liveChannelFor(rt.config.schema), onPayload: (payload) => rt.live.receive(payload) },
     );
     if (!(await listener.probe(PROBE_MS))) poll("is DATABASE_URL a transaction-mode pooler?");
   }

@@ -287,7 +287,7 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
   "GET /v1/sessions/:id/events": {
     summary: "The journal as an NDJSON stream",
     description:
-      "Records after `after`, without gaps or duplicates, one JSON object per line; with follow it stays open until the session ends.",
+      "Records after `after`, without gaps or duplicates, one JSON object per line; with follow it stays open until the session ends. With live (and follow), model calls' text as the provider streams it comes between the records as `model_text_delta` lines marked `live: true`: not journaled, each call's text once by offset, none after its model_call_ended.",
     auth: "token",
     params: SessionParams,
     query: EventsQuerySchema,

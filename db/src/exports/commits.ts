@@ -10,4 +10,5 @@ export {
   Touch,
   touchOf,
 } from "../commit-keys.js";
-export { type CommitListener, channelFor, listenForCommits } from "../listener.js";
+export { type CommitListener, channelFor, type LiveChannel, listenForCommits, liveChannelFor } from "../listener.js";
+export { notifyLive } from "../ops/notify-live.js";

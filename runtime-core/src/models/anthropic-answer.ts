@@ -22,7 +22,11 @@ interface Block {
  * message_stop, with pings and possibly an `error` event anywhere), or a JSON message from servers
  * that do not stream.
  */
-export async function readAnthropicAnswer(response: Response, configModel: string): Promise<ProviderResponse> {
+export async function readAnthropicAnswer(
+  response: Response,
+  configModel: string,
+  onText?: (delta: string) => void,
+): Promise<ProviderResponse> {
   if (isJsonResponse(response)) return message(await jsonBody(PROVIDER, response), configModel);
   if (!response.body) throw new ModelCallError("model_error", `${PROVIDER} answered without a body`);
 
@@ -51,6 +55,8 @@ export async function readAnthropicAnswer(response: Response, configModel: strin
           json: "",
           ...(type === "tool_use" ? { id: string(block?.id), name: string(block?.name), input: block?.input } : {}),
         });
+        const opening = type === "text" ? (string(block?.text) ?? "") : "";
+        if (opening !== "") onText?.(opening);
         break;
       }
       case "content_block_delta": {
@@ -58,8 +64,11 @@ export async function readAnthropicAnswer(response: Response, configModel: strin
         const block = blocks.get(index);
         if (!block)
           throw new ModelCallError("model_error", `${PROVIDER} streamed a delta for a block it never started`);
-        if (delta?.type === "text_delta") block.text += string(delta.text) ?? "";
-        else if (delta?.type === "input_json_delta") block.json += string(delta.partial_json) ?? "";
+        if (delta?.type === "text_delta") {
+          const piece = string(delta.text) ?? "";
+          block.text += piece;
+          if (block.type === "text" && piece !== "") onText?.(piece);
+        } else if (delta?.type === "input_json_delta") block.json += string(delta.partial_json) ?? "";
         break;
       }
       case "message_delta": {

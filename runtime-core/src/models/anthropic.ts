@@ -49,7 +49,7 @@ export class AnthropicProvider implements ModelProvider {
       },
       context,
       this.transport,
-      (response) => readAnthropicAnswer(response, this.config.name),
+      (response) => readAnthropicAnswer(response, this.config.name, context.onText),
     );
   }
 }

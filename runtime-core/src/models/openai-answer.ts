@@ -10,7 +10,11 @@ const PROVIDER = "OpenAI";
  * Reads a Chat Completions answer: normally an event stream of `chat.completion.chunk`s ending in
  * `data: [DONE]`, but a JSON `chat.completion` from servers that ignore `stream`.
  */
-export async function readOpenAIAnswer(response: Response, configModel: string): Promise<ProviderResponse> {
+export async function readOpenAIAnswer(
+  response: Response,
+  configModel: string,
+  onText?: (delta: string) => void,
+): Promise<ProviderResponse> {
   if (isJsonResponse(response)) return completion(await jsonBody(PROVIDER, response), configModel);
   if (!response.body) throw new ModelCallError("model_error", `${PROVIDER} answered without a body`);
 
@@ -34,7 +38,11 @@ export async function readOpenAIAnswer(response: Response, configModel: string):
     const choice = object(array(chunk.choices)[0]);
     if (!choice) continue;
     const delta = object(choice.delta);
-    text += string(delta?.content) ?? "";
+    const piece = string(delta?.content) ?? "";
+    if (piece !== "") {
+      text += piece;
+      onText?.(piece);
+    }
     reasoning += string(delta?.reasoning_content) ?? string(delta?.reasoning) ?? "";
     for (const item of array(delta?.tool_calls)) {
       const piece = object(item);

@@ -44,7 +44,7 @@ export class OpenAIProvider implements ModelProvider {
       },
       context,
       this.transport,
-      (response) => readOpenAIAnswer(response, this.config.name),
+      (response) => readOpenAIAnswer(response, this.config.name, context.onText),
     );
   }
 }

@@ -56,6 +56,12 @@ export interface ModelCallContext {
   index: number;
   /** "agentloop" or "tool": the scripted provider answers tool requests from its toolScript. */
   origin: "agentloop" | "tool";
+  /**
+   * Receives the answer's text as the provider streams it, piece by piece in order (live text,
+   * not journaled); the response's `text` is still the whole of it. A provider that does not
+   * stream never calls it.
+   */
+  onText?: ((delta: string) => void) | undefined;
 }
 
 /** How providers reach the network: the egress guard's fetch, and the cap on an answer's bytes. */

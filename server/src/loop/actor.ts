@@ -25,6 +25,7 @@ export type ActorDeps = Pick<
   | "config"
   | "deadlineJobs"
   | "dispatch"
+  | "live"
   | "log"
   | "metrics"
   | "modelTransport"
@@ -298,6 +299,7 @@ export class SessionActor {
     const callSeq = written[written.length - 1]!.seq;
     const activationSeq = this.state.activation!.seq;
     const attempts: ModelAttempt[] = [];
+    const live = this.rt.live.open(this.session.id, callSeq);
     let response: ProviderResponse;
     try {
       response = await this.provider.complete(
@@ -308,10 +310,13 @@ export class SessionActor {
           origin: "agentloop",
           attempts,
           deadline: callerDeadline(this.state),
+          onText: live.push,
         },
       );
     } catch (error) {
       return this.stopped ? "stopped" : await this.modelFailed(error, callSeq, activationSeq, attempts);
+    } finally {
+      live.close();
     }
     const ended = endedRecord(callSeq, response, attempts);
     if (response.toolCalls.length === 0) {
