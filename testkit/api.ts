@@ -39,6 +39,8 @@ export interface RequestOptions {
   token?: string | null;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Answer once the headers are in, and cancel the body (a stream that would not end). */
+  headersOnly?: boolean;
 }
 
 /** One HTTP request over the real socket. */
@@ -55,6 +57,10 @@ export async function request(target: Target, method: string, path: string, opti
     headers["content-type"] = options.contentType ?? "application/json";
   }
   const res = await fetch(`${target.url}${path}`, { method, headers, body, signal: options.signal });
+  if (options.headersOnly) {
+    await res.body?.cancel();
+    return { status: res.status, headers: res.headers, text: "", json: undefined } satisfies Answer;
+  }
   const text = await res.text();
   let json: unknown;
   try {

@@ -1,3 +1,4 @@
+export * from "./chat.js";
 export * from "./component-world.js";
 export * from "./console.js";
 export * from "./deadlines.js";

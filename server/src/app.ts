@@ -9,6 +9,7 @@ import { installBodyLimit } from "./plugins/body-limit.js";
 import { installErrorHandler } from "./plugins/errors.js";
 import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
+import { chatRoutes } from "./routes/chat.js";
 import { componentRoutes } from "./routes/components.js";
 import { consoleRoutes } from "./routes/console.js";
 import { consoleFileRoutes } from "./routes/console-files.js";
@@ -117,6 +118,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(sessionRoutes);
     await api.register(messageRoutes);
     await api.register(eventRoutes);
+    await api.register(chatRoutes);
     await api.register(cancelRoutes);
     await api.register(mcpRoutes);
     await api.register(componentRoutes);

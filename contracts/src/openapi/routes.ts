@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ChatRequestSchema } from "../chat.js";
 import { HostFrameSchema, ServerFrameSchema } from "../frames.js";
 import {
   CallFrameBodySchema,
@@ -83,6 +84,7 @@ const CreateTokenBody = CreateTokenBodySchema.meta({ id: "CreateTokenBody" });
 const UpdateTokenBody = UpdateTokenBodySchema.meta({ id: "UpdateTokenBody" });
 const CreatedToken = CreatedTokenSchema.meta({ id: "CreatedToken" });
 const JournalEvent = JournalEventSchema.meta({ id: "JournalEvent" });
+const ChatRequest = ChatRequestSchema.meta({ id: "ChatRequest" });
 const ModelRequest = ModelRequestSchema.meta({ id: "ModelRequest" });
 const ModelResult = ModelResultSchema.meta({ id: "ModelResult" });
 const PostMessageBody = PostMessageBodySchema.meta({ id: "PostMessageBody" });
@@ -297,6 +299,30 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
         schema: JournalEvent,
         contentType: "application/x-ndjson",
       },
+    },
+    errors: SESSION,
+  },
+  "POST /v1/sessions/:id/chat": {
+    summary: "A chat message, answered as a UI message stream",
+    description:
+      "The AI SDK's chat protocol (useChat, DefaultChatTransport): journals the last message (a user's text parts) as the session's next message, once per UI message id, and answers its turn in the UI message stream protocol (SSE, `x-vercel-ai-ui-message-stream: v1`): live text, tool inputs and outputs, then finish, error or abort and [DONE].",
+    auth: "token",
+    params: SessionParams,
+    body: ChatRequest,
+    responses: {
+      200: { description: "The turn, as a UI message stream.", contentType: "text/event-stream" },
+    },
+    errors: [...SESSION, ...BODY, ...WRITE, "session_ended", "idempotency_conflict"],
+  },
+  "GET /v1/sessions/:id/chat/stream": {
+    summary: "The running turn again, as a UI message stream",
+    description:
+      "What useChat({ resume: true }) asks after a reload: the turn still running (the first unanswered message's) from its start, rendered from the journal and the live text any server hears; 204 when every message is answered.",
+    auth: "token",
+    params: SessionParams,
+    responses: {
+      200: { description: "The turn, as a UI message stream.", contentType: "text/event-stream" },
+      204: { description: "No turn is running." },
     },
     errors: SESSION,
   },

@@ -93,6 +93,7 @@ export {
   replicaAuth,
   sessionNamedHosts,
 } from "../ops/named-hosts.js";
+export { openTurn } from "../ops/open-turn.js";
 export {
   type CallRow,
   databaseFacts,

@@ -33,6 +33,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "DELETE /v1/sessions/:id": "session",
   "POST /v1/sessions/:id/messages": "session",
   "GET /v1/sessions/:id/events": "session",
+  // The AI SDK's chat protocol over a session (useChat): its messages and its turn's stream.
+  "POST /v1/sessions/:id/chat": "session",
+  "GET /v1/sessions/:id/chat/stream": "session",
   "POST /v1/sessions/:id/cancel": "session",
   "POST /v1/sessions/:id/calls/:seq/cancel": "session",
   // Brain as an MCP server; tasks are further scoped to the principal that created them.

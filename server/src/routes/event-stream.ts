@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Services } from "../services.js";
 import type { JournalPages } from "./journal-pages.js";
 import { LiveFeed } from "./live-feed.js";
+import type { StreamFormat } from "./stream-format.js";
 import { BoundedWriter } from "./stream-writer.js";
 
 export type EventStreamDeps = Pick<Services, "sql" | "bus" | "live" | "config">;
@@ -28,12 +29,18 @@ export class EventStream {
     private readonly sessionId: string,
     private readonly res: ServerResponse,
     private readonly pages: JournalPages,
-    private readonly options: { after: number; follow: boolean; live: boolean; log: FastifyBaseLogger },
+    private readonly options: {
+      after: number;
+      follow: boolean;
+      live: boolean;
+      log: FastifyBaseLogger;
+      format: StreamFormat;
+    },
   ) {
     this.last = options.after;
     this.out = new BoundedWriter(res, rt.config.streamStallMs);
     // A full socket skips live lines rather than buffer them: the journal's text is the truth.
-    this.feed = options.live ? new LiveFeed((line) => writeLive(res, line)) : null;
+    this.feed = options.live ? new LiveFeed((d) => writeLive(res, options.format.delta(d))) : null;
   }
 
   /** Subscribes (with follow) and sends the backlog; the stream goes on from the subscriptions. */
@@ -104,11 +111,13 @@ export class EventStream {
           payload: r.payload as JournalEvent["payload"],
           createdAt: r.created_at.toISOString(),
         };
-        const written = await this.out.write(`${JSON.stringify(event)}\n`);
+        const { text, end } = this.options.format.record(event);
+        const written = text === "" ? "ok" : await this.out.write(text);
         if (written === "stalled") this.stalled();
         if (written !== "ok") return false;
         this.last = r.seq;
-        if (r.kind === "session_ended") this.finished = true;
+        if (r.kind === "session_ended" || end) this.finished = true;
+        if (end) return true;
       }
       this.feed?.release(this.last);
       if (page.done) return true;
@@ -124,6 +133,7 @@ export class EventStream {
 
 /** Writes a live line unless the socket is already full: false, and the line is not sent. */
 function writeLive(res: ServerResponse, line: string): boolean {
+  if (line === "") return true;
   if (res.writableNeedDrain || res.destroyed || res.writableEnded) return false;
   res.write(line);
   return true;

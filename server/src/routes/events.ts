@@ -6,6 +6,7 @@ import { parseInput } from "../plugins/validate.js";
 import { EventStream } from "./event-stream.js";
 import { JournalPages } from "./journal-pages.js";
 import { SessionParamsSchema } from "./params.js";
+import { ndjson } from "./stream-format.js";
 
 /**
  * The resumable event stream: NDJSON, one journal record per line, strictly after `after`.
@@ -26,7 +27,7 @@ export async function eventRoutes(app: FastifyInstance): Promise<void> {
 
     const res = reply.raw;
     const pages = new JournalPages(rt, id, request.log);
-    const stream = new EventStream(rt, id, res, pages, { ...query, log: request.log });
+    const stream = new EventStream(rt, id, res, pages, { ...query, log: request.log, format: ndjson });
     request.raw.on("close", stream.end);
     // Ended at shutdown, and if the token that opened it is revoked.
     res.on("close", rt.streams.add(ownerOf(request.principal), stream.end));

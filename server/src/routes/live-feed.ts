@@ -15,8 +15,8 @@ export class LiveFeed {
   private readonly ended = new Set<number>();
   private held: LiveDelta[] = [];
 
-  /** `write` sends one line, or answers false when the socket is full (the delta is skipped). */
-  constructor(private readonly write: (line: string) => boolean) {}
+  /** `write` sends a delta, or answers false when the socket is full (the delta is skipped). */
+  constructor(private readonly write: (delta: LiveDelta) => boolean) {}
 
   /** A journal record, just before the stream sends it. */
   saw(record: Pick<StoredRecord, "kind" | "payload">): void {
@@ -36,9 +36,8 @@ export class LiveFeed {
     const from = this.sent.get(delta.call) ?? 0;
     const end = delta.offset + delta.text.length;
     if (end <= from) return true;
-    const line = delta.offset < from ? { ...delta, offset: from, text: delta.text.slice(from - delta.offset) } : delta;
-    const { live, kind, call, offset, text } = line;
-    if (this.write(`${JSON.stringify({ live, kind, call, offset, text })}\n`)) this.sent.set(delta.call, end);
+    const next = delta.offset < from ? { ...delta, offset: from, text: delta.text.slice(from - delta.offset) } : delta;
+    if (this.write(next)) this.sent.set(delta.call, end);
     return true;
   }
 

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { messagePayload } from "../loop/actor.js";
 import type { TurnEnd } from "../loop/turns.js";
 import { parseInput } from "../plugins/validate.js";
+import type { Runtime } from "../runtime.js";
 import type { Services } from "../services.js";
 import { waitOnSession } from "../session-wait.js";
 import { withIdempotency } from "./idempotent.js";
@@ -36,6 +37,33 @@ function appendMessage(
         throw new BrainError((await sessionStatus(rt.sql, sessionId)) ? "session_ended" : "not_found");
       }),
   };
+}
+
+/**
+ * Journals a user message and answers its sequence: under `key`, once per key and `body` (see
+ * withIdempotency); without one, handed straight to the session's Agentloop when it is idle here.
+ */
+export async function journalMessage(
+  rt: Pick<Runtime, "sql" | "writer" | "actors">,
+  sessionId: string,
+  message: { text: string; deadline: number | null },
+  key: string | undefined,
+  body: unknown,
+): Promise<number> {
+  const op = appendMessage(rt, sessionId, message.text, message.deadline);
+  if (key)
+    return withIdempotency(
+      rt,
+      `message:${sessionId}`,
+      key,
+      body,
+      op,
+      async (s) => s,
+      async (s) => s,
+    );
+  const actor = rt.actors.get(sessionId);
+  const fast = actor?.idle ? await actor.takeMessage(message.text, message.deadline) : null;
+  return fast ?? (await rt.writer.submit(op));
 }
 
 /** The answer for an activation_ended record: its status and text, and why it failed. */
@@ -142,24 +170,8 @@ export async function messageRoutes(app: FastifyInstance): Promise<void> {
     // The turn's deadline is resolved once, here, and journaled with the message: a restarted or
     // replacement server applies the same absolute time.
     const deadline = resolveCallerDeadline(body);
-    const op = appendMessage(rt, id, body.text, deadline);
     const key = idempotencyKey(request.headers);
-    const actor = key ? undefined : rt.actors.get(id);
-    const fast = actor?.idle ? await actor.takeMessage(body.text, deadline) : null;
-    const sequence =
-      fast !== null
-        ? fast
-        : key
-          ? await withIdempotency(
-              rt,
-              `message:${id}`,
-              key,
-              body,
-              op,
-              async (seq) => seq,
-              async (seq) => seq,
-            )
-          : await rt.writer.submit(op);
+    const sequence = await journalMessage(rt, id, { text: body.text, deadline }, key, body);
     const fresh = !key;
     if (body.waitMs !== undefined) {
       return answerBounded(rt, request, reply, id, sequence, { fresh, withinMs: body.waitMs });

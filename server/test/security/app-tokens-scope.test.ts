@@ -45,6 +45,8 @@ interface SessionCase {
   ok: number;
   /** The MCP endpoint refuses with JSON-RPC error bodies, Brain's code in `error.data.code`. */
   jsonRpc?: boolean;
+  /** Its owner's answer is a stream that lasts the turn (the fixture's never ends): headers only. */
+  stream?: boolean;
 }
 
 const MCP_PING = {
@@ -65,6 +67,14 @@ const SESSION_ROUTES: Record<string, SessionCase> = {
     body: { text: "hi" },
     ok: 201,
   },
+  "POST /v1/sessions/:id/chat": {
+    path: (f) => `/v1/sessions/${f.session}/chat`,
+    body: { messages: [{ id: "m", role: "user", parts: [{ type: "text", text: "hi" }] }] },
+    ok: 200,
+    stream: true,
+  },
+  "GET /v1/sessions/:id/chat/stream": { path: (f) => `/v1/sessions/${f.session}/chat/stream`, ok: 200, stream: true },
+  "HEAD /v1/sessions/:id/chat/stream": { path: (f) => `/v1/sessions/${f.session}/chat/stream`, ok: 200, stream: true },
   "POST /v1/sessions/:id/cancel": { path: (f) => `/v1/sessions/${f.session}/cancel`, ok: 200 },
   "POST /v1/sessions/:id/calls/:seq/cancel": {
     path: (f) => `/v1/sessions/${f.session}/calls/${f.call}/cancel`,
@@ -188,10 +198,11 @@ describe("another application's session is not_found on every session route", ()
     const fixture = { session: own.session.id, call: own.call };
     const before = await sessionSnapshot(brain.db.sql, fixture.session);
     const opBefore = await sessionSnapshot(brain.db.sql, operatorSession);
-    const send = (target: Target, f: Fixture) =>
+    const send = (target: Target, f: Fixture, headersOnly = false) =>
       request(target, method(route), c.path(f), {
         ...(c.body === undefined ? {} : { body: c.body }),
         ...(c.headers === undefined ? {} : { headers: c.headers }),
+        headersOnly,
       });
     const denied = [await send(b, fixture), await send(a, { session: operatorSession, call: 1 })];
     for (const answer of denied) {
@@ -205,10 +216,10 @@ describe("another application's session is not_found on every session route", ()
     expect(await sessionSnapshot(brain.db.sql, fixture.session)).toBe(before);
     expect(await sessionSnapshot(brain.db.sql, operatorSession)).toBe(opBefore);
     // Its owner may, and so may the operator (on another session of a, for the destructive routes).
-    const mine = await send(a, fixture);
+    const mine = await send(a, fixture, c.stream);
     expect(mine.status, mine.text).toBe(c.ok);
     const other = await sessionWithPendingCall(a, brain.db.sql);
-    const admin = await send(brain, { session: other.session.id, call: other.call });
+    const admin = await send(brain, { session: other.session.id, call: other.call }, c.stream);
     expect(admin.status, admin.text).toBe(c.ok);
   });
 
