@@ -41,18 +41,24 @@ export interface FakeAnswer {
 
 export interface Wire {
   /** Events of a streamed answer, each a complete SSE event text. */
-  stream(answer: FakeAnswer, ids: string[], model: string, body: Record<string, unknown>): string[];
+  stream(answer: FakeAnswer, ids: string[], model: string, body: Record<string, unknown>): (string | Uint8Array)[];
   /** The non-streaming answer document. */
   json(answer: FakeAnswer, ids: string[], model: string): unknown;
   /** An error event mid-stream (Anthropic) or an error chunk (OpenAI-compatible servers). */
-  streamError(error: { type: string; message: string }): string;
+  streamError(error: { type: string; message: string }): string | Uint8Array;
   /** The provider's error body for an HTTP error status. */
   errorBody(status: number, message: string): unknown;
   /** The first event of a stream (also what a stream that stalls sends before stalling). */
-  first(model: string, inputTokens?: number, answer?: FakeAnswer): string;
+  first(model: string, inputTokens?: number, answer?: FakeAnswer): string | Uint8Array;
   /** The opening events of a streamed text answer, without its end: what a broken stream sends. */
-  partial(text: string, model: string): string[];
+  partial(text: string, model: string): (string | Uint8Array)[];
   idPrefix: string;
+}
+
+export const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+
+export function answerText(answer: FakeAnswer): string {
+  return answer.text ?? (answer.toolCalls?.length ? "" : "ok");
 }
 
 export function pieces(text: string, size: number): string[] {
@@ -65,11 +71,7 @@ export function argumentText(call: FakeToolCall): string {
   return call.arguments ?? JSON.stringify(call.input ?? {});
 }
 
-function answerText(answer: FakeAnswer): string {
-  return answer.text ?? (answer.toolCalls?.length ? "" : "ok");
-}
-
-function usageOf(answer: FakeAnswer): NonNullable<FakeAnswer["usage"]> {
+export function usageOf(answer: FakeAnswer): NonNullable<FakeAnswer["usage"]> {
   return answer.usage ?? { input: 10, output: 5 };
 }
 
@@ -95,7 +97,7 @@ function anthropicUsage(input: number, output: number, answer?: FakeAnswer) {
   };
 }
 
-function errorType(status: number): string {
+export function errorType(status: number): string {
   if (status === 401) return "authentication_error";
   if (status === 403) return "permission_error";
   if (status === 404) return "not_found_error";
@@ -104,8 +106,6 @@ function errorType(status: number): string {
   if (status >= 500) return "api_error";
   return "invalid_request_error";
 }
-
-const data = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 
 export const openAIWire: Wire = {
   idPrefix: "call",

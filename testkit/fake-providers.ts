@@ -76,10 +76,14 @@ export interface FakeProviderOptions {
   apiKey?: string;
 }
 
-interface Dialect {
+export interface Dialect {
   wire: Wire;
-  /** The path the base URL plus the client's own suffix reaches. */
-  route: string;
+  /** The path (and query) the base URL plus the client's own suffix reaches, or a test of it. */
+  route: string | ((url: string) => boolean);
+  /** Whether a request asks for a stream; default: its body's `stream: true`. */
+  streams?: (body: Record<string, unknown>) => boolean;
+  /** A streamed answer's content type; default text/event-stream. */
+  streamType?: string;
   /** What `url` ends with. */
   base: string;
   presentedKey(headers: IncomingHttpHeaders): string;
@@ -114,7 +118,7 @@ export function startFakeAnthropic(options: FakeProviderOptions = {}): Promise<F
   );
 }
 
-async function startFake(dialect: Dialect, options: FakeProviderOptions): Promise<FakeProvider> {
+export async function startFake(dialect: Dialect, options: FakeProviderOptions): Promise<FakeProvider> {
   const { wire } = dialect;
   const requests: RecordedRequest[] = [];
   const queue: FakeReply[] = [];
@@ -148,7 +152,8 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
       res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(typeof value === "string" ? value : JSON.stringify(value));
     };
-    if (req.method !== "POST" || req.url !== dialect.route) {
+    const routed = typeof dialect.route === "string" ? req.url === dialect.route : dialect.route(req.url ?? "");
+    if (req.method !== "POST" || !routed) {
       return send(404, wire.errorBody(404, `no route for ${req.method} ${req.url}`));
     }
     const presented = dialect.presentedKey(req.headers);
@@ -203,9 +208,11 @@ async function startFake(dialect: Dialect, options: FakeProviderOptions): Promis
       default: {
         const ids = (reply.toolCalls ?? []).map((c, i) => c.id ?? `${wire.idPrefix}_${index}_${i}`);
         const answerModel = reply.model ?? model;
-        if (reply.json || request.stream !== true) return send(200, wire.json(reply, ids, answerModel));
+        const streams = dialect.streams ? dialect.streams(request) : request.stream === true;
+        if (reply.json || !streams) return send(200, wire.json(reply, ids, answerModel));
         const events = wire.stream(reply, ids, answerModel, request);
-        return stream(res, events, { delayMs: reply.chunkDelayMs, hold: reply.hold });
+        const contentType = dialect.streamType;
+        return stream(res, events, { delayMs: reply.chunkDelayMs, hold: reply.hold, contentType });
       }
     }
   });

@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { CallerDeadlineFields } from "./deadlines.js";
 import { TOOL_NAME_PATTERN } from "./journal.js";
-import { MAX_MESSAGE_CHARS, MAX_MESSAGE_WAIT_MS, MAX_SCRIPT_STEPS, MAX_TOOLS_PER_SESSION } from "./limits.js";
+import { MAX_MESSAGE_CHARS, MAX_MESSAGE_WAIT_MS, MAX_TOOLS_PER_SESSION } from "./limits.js";
+import { ModelConfigSchema } from "./model-config.js";
 import { OutcomeSchema } from "./outcome.js";
 import { isStorableText } from "./storable.js";
+import { HttpUrlSchema } from "./urls.js";
 
 /** Bodies and answers of the HTTP API (`/v1`). Each is the single definition both ends use. */
 
@@ -16,16 +18,6 @@ export const GrantsSchema = z.strictObject({
   /** The session's workspace: "read" preopens it read-only; absent means no filesystem at all. */
   workspace: z.enum(["read", "write"]).optional(),
 });
-
-/** An absolute http(s) URL, without credentials (they belong in a sealed header). */
-export const HttpUrlSchema = z
-  .string()
-  .max(2048)
-  .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "an absolute http(s) URL")
-  .refine(
-    (u) => !URL.canParse(u) || (new URL(u).username === "" && new URL(u).password === ""),
-    "a URL without credentials (send them in a header)",
-  );
 
 /**
  * An application host: the registering application (default name "application") or a named one.
@@ -200,53 +192,6 @@ export const ToolPlacementSchema = z.strictObject({
   /** Parsed, frozen factory options, for tools that run outside the application's host connection. */
   options: z.json().optional(),
 });
-
-export const ScriptedToolCallSchema = z.strictObject({
-  name: z.string().min(1).max(128),
-  input: z.json(),
-});
-export const ScriptStepSchema = z.union([
-  z.strictObject({ text: z.string().max(MAX_MESSAGE_CHARS) }),
-  z.strictObject({
-    toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64),
-    text: z.string().max(MAX_MESSAGE_CHARS).optional(),
-  }),
-]);
-
-/** A real provider. `apiKey` is encrypted at rest and never journaled, logged or returned. */
-function providerConfig<P extends string>(provider: P) {
-  return z.strictObject({
-    provider: z.literal(provider),
-    /** The provider's model name, e.g. "gpt-4.1-mini" or "claude-sonnet-4-5". */
-    name: z.string().min(1).max(256),
-    apiKey: z.string().min(1).max(4096),
-    /** Another endpoint speaking the same wire format (a local model server, a proxy). */
-    baseUrl: HttpUrlSchema.optional(),
-    /** Per provider request; default 60 s. */
-    timeoutMs: z.number().int().min(100).max(600_000).optional(),
-    /**
-     * Attempts of one model call in all (default 3): a request the provider certainly did not
-     * process (429, 529 and other 5xx answers, a refused connection) is tried again after its
-     * retry-after or an exponential back-off. 1: never retried.
-     */
-    maxAttempts: z.number().int().min(1).max(10).optional(),
-    /** Generated-token limit per call; Anthropic requires one (default 4096). */
-    maxTokens: z.number().int().positive().max(1_000_000).optional(),
-  });
-}
-export const OpenAIModelConfigSchema = providerConfig("openai");
-export const AnthropicModelConfigSchema = providerConfig("anthropic");
-
-export const ModelConfigSchema = z.discriminatedUnion("provider", [
-  z.strictObject({
-    provider: z.literal("scripted"),
-    script: z.array(ScriptStepSchema).max(MAX_SCRIPT_STEPS),
-    /** Answers to tools' model calls (ctx.model), in order; empty text once exhausted. */
-    toolScript: z.array(ScriptStepSchema).max(MAX_SCRIPT_STEPS).optional(),
-  }),
-  OpenAIModelConfigSchema,
-  AnthropicModelConfigSchema,
-]);
 
 export const CreateSessionBodySchema = z.strictObject({
   model: ModelConfigSchema,
@@ -457,8 +402,6 @@ export type Grants = z.infer<typeof GrantsSchema>;
 export const ComponentUploadResultSchema = z.object({ sha256: Sha256Schema, size: z.number().int(), wit: z.string() });
 export type ComponentUploadResult = z.infer<typeof ComponentUploadResultSchema>;
 export type ToolPlacement = z.infer<typeof ToolPlacementSchema>;
-export type ScriptStep = z.infer<typeof ScriptStepSchema>;
-export type ModelConfig = z.infer<typeof ModelConfigSchema>;
 export type CreateSessionBody = z.input<typeof CreateSessionBodySchema>;
 export type Session = z.infer<typeof SessionSchema>;
 export type SessionList = z.infer<typeof SessionListSchema>;

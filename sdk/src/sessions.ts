@@ -19,8 +19,10 @@ import { componentOf, isPlacedTool, type PlacedTool } from "./tool.js";
 
 export interface CreateSessionParams {
   /**
-   * The session's fixed provider, model and credentials: `{ provider: "openai" | "anthropic", name,
-   * apiKey, baseUrl? }` (the key is encrypted at rest and never shown again) or `scripted`.
+   * The session's fixed provider, model and credentials: `{ provider, name, apiKey, baseUrl? }` for
+   * `openai`, `anthropic`, `openai-responses`, `google`, `azure` (with `resourceName`) and
+   * `openai-compatible`, Bedrock's `{ provider: "bedrock", name, region, accessKeyId,
+   * secretAccessKey }` (credentials are encrypted at rest and never shown again), or `scripted`.
    */
   model: ModelConfig;
   /**

@@ -1,7 +1,13 @@
-import { type CreateSessionBody, type ModelConfig, ModelConfigSchema } from "@aexhq/brain-contracts";
+import {
+  type CreateSessionBody,
+  type ModelConfig,
+  ModelConfigSchema,
+  type RealModelConfig,
+} from "@aexhq/brain-contracts";
 import type { Sql } from "@aexhq/brain-db/connect";
 import { environmentSecret, MODEL_SECRET, mcpSecret, readModel, readSecret, secretAad } from "@aexhq/brain-db/ops";
 import type { Sealed, SecretBox } from "@aexhq/brain-db/secrets";
+import { z } from "zod";
 import { publicModelConfig } from "./provider.js";
 
 /**
@@ -16,7 +22,7 @@ export function sealSessionSecrets(
 ): { name: string; sealed: Sealed }[] {
   const out: { name: string; sealed: Sealed }[] = [];
   if (body.model.provider !== "scripted") {
-    out.push({ name: MODEL_SECRET, sealed: box.seal(body.model.apiKey, secretAad(sessionId, MODEL_SECRET)) });
+    out.push({ name: MODEL_SECRET, sealed: box.seal(modelSecret(body.model), secretAad(sessionId, MODEL_SECRET)) });
   }
   for (const env of body.environments ?? []) {
     if (!env.headers || Object.keys(env.headers).length === 0) continue;
@@ -55,7 +61,28 @@ function openModelConfig(box: SecretBox, sessionId: string, stored: unknown, sea
   const config = stored as Record<string, unknown> & { provider: string };
   if (config.provider === "scripted") return ModelConfigSchema.parse(config);
   if (!sealed) throw new Error(`session ${sessionId} has no stored model credentials`);
-  return ModelConfigSchema.parse({ ...config, apiKey: box.open(sealed, secretAad(sessionId, MODEL_SECRET)) });
+  const secret = box.open(sealed, secretAad(sessionId, MODEL_SECRET));
+  if (config.provider === "bedrock")
+    return ModelConfigSchema.parse({ ...config, ...BedrockSecretSchema.parse(JSON.parse(secret)) });
+  return ModelConfigSchema.parse({ ...config, apiKey: secret });
+}
+
+/** Bedrock's credentials, sealed together as one JSON document. */
+const BedrockSecretSchema = z.strictObject({
+  apiKey: z.string().optional(),
+  accessKeyId: z.string().optional(),
+  secretAccessKey: z.string().optional(),
+  sessionToken: z.string().optional(),
+});
+
+/**
+ * What is sealed of a configuration's credentials: the API key as it is (as every session
+ * before Bedrock has it), or Bedrock's key pair (or key) as one JSON document.
+ */
+function modelSecret(model: RealModelConfig): string {
+  if (model.provider !== "bedrock") return model.apiKey;
+  const { apiKey, accessKeyId, secretAccessKey, sessionToken } = model;
+  return JSON.stringify({ apiKey, accessKeyId, secretAccessKey, sessionToken });
 }
 
 /** What sessions.model keeps: the scripted provider's script, other providers without their key. */

@@ -1,8 +1,8 @@
 import { cappedResponse } from "../egress/capped.js";
 import { egressDeniedIn } from "../egress/denied.js";
 import { contextExceeded } from "./context-window.js";
-import { attemptOf, DEFAULT_MAX_ATTEMPTS, isRetryable, pause, retryAfterOf, retryDelay } from "./retry.js";
-import { type ModelAttempt, type ModelCallContext, ModelCallError, type ProviderTransport } from "./types.js";
+import { DEFAULT_MAX_ATTEMPTS, retryAfterOf, withRetries } from "./retry.js";
+import { type ModelCallContext, ModelCallError, type ProviderTransport } from "./types.js";
 import { object, string } from "./wire.js";
 
 /**
@@ -48,26 +48,7 @@ export async function providerCall<T>(
   read: (response: Response) => Promise<T>,
 ): Promise<T> {
   const maxAttempts = request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  const tried: ModelAttempt[] = [];
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const answer = await attemptOnce(request, context, transport, read);
-      if (tried.length > 0) context.attempts?.push(...tried, { status: 200 });
-      return answer;
-    } catch (error) {
-      const wait =
-        isRetryable(error) && attempt < maxAttempts ? retryDelay(attempt, error, context.deadline ?? null) : null;
-      if (wait === null || !(error instanceof ModelCallError)) {
-        if (tried.length > 0 && error instanceof ModelCallError) context.attempts?.push(...tried, attemptOf(error));
-        throw error;
-      }
-      tried.push(attemptOf(error, wait));
-      await pause(wait, context.signal).catch((stopped: unknown) => {
-        context.attempts?.push(...tried);
-        throw stopped;
-      });
-    }
-  }
+  return withRetries(context, maxAttempts, () => attemptOnce(request, context, transport, read));
 }
 
 async function attemptOnce<T>(
@@ -189,7 +170,7 @@ async function httpError(provider: string, response: Response): Promise<ModelCal
   });
 }
 
-function describe(head: string, message: string, type?: string): string {
+export function describe(head: string, message: string, type?: string): string {
   return `${head}${type ? ` (${type})` : ""}${message ? `: ${message}` : ""}`;
 }
 
@@ -218,7 +199,7 @@ function tooLarge(request: ProviderHttpRequest, transport: ProviderTransport): M
   );
 }
 
-function classify(provider: string, error: unknown): ModelCallError {
+export function classify(provider: string, error: unknown): ModelCallError {
   if (error instanceof ModelCallError) return error;
   const denied = egressDeniedIn(error);
   if (denied) return new ModelCallError("egress_denied", `${provider} was not called: ${denied.message}`);
@@ -245,8 +226,8 @@ function classify(provider: string, error: unknown): ModelCallError {
  * URL-encoded), then cuts it to length. Redaction comes first: a cut could leave half a key that
  * no longer matches.
  */
-function scrubbed(error: ModelCallError, apiKey: string): ModelCallError {
-  const forms = new Set([apiKey, JSON.stringify(apiKey).slice(1, -1), encodeURIComponent(apiKey)]);
+export function scrubbed(error: ModelCallError, ...secrets: string[]): ModelCallError {
+  const forms = new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1), encodeURIComponent(s)]));
   let message = error.message;
   for (const form of forms) if (form.length > 0) message = message.split(form).join("[redacted]");
   if (message.length > MAX_MESSAGE_CHARS) message = `${message.slice(0, MAX_MESSAGE_CHARS)}…`;

@@ -1,4 +1,5 @@
-import { type ModelConfig, storableText, toStorable } from "@aexhq/brain-contracts";
+import { MODEL_SECRET_FIELDS, type ModelConfig, storableText, toStorable } from "@aexhq/brain-contracts";
+import { aiSdkProvider } from "./ai-sdk-models.js";
 import { AnthropicProvider } from "./anthropic.js";
 import { OpenAIProvider } from "./openai.js";
 import { ScriptedProvider } from "./scripted.js";
@@ -15,6 +16,8 @@ export function createProvider(config: ModelConfig, transport: ProviderTransport
       return storableAnswers(new OpenAIProvider(config, transport));
     case "anthropic":
       return storableAnswers(new AnthropicProvider(config, transport));
+    default:
+      return storableAnswers(aiSdkProvider(config, transport));
   }
 }
 
@@ -44,6 +47,7 @@ function storableAnswers(provider: ModelProvider): ModelProvider {
 /** What the journal and the sessions table keep of a provider configuration: never credentials. */
 export function publicModelConfig(config: ModelConfig): { provider: string } & Record<string, unknown> {
   if (config.provider === "scripted") return { provider: "scripted" };
-  const { apiKey: _secret, ...rest } = config;
-  return rest;
+  const shown: { provider: string } & Record<string, unknown> = { ...config };
+  for (const field of MODEL_SECRET_FIELDS) delete shown[field];
+  return shown;
 }

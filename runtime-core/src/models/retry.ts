@@ -1,5 +1,5 @@
 import { storableText } from "@aexhq/brain-contracts";
-import { type ModelAttempt, ModelCallError } from "./types.js";
+import { type ModelAttempt, type ModelCallContext, ModelCallError } from "./types.js";
 
 /**
  * Retries of a model request the provider certainly did not process: an answer of 429, 529 or
@@ -13,6 +13,37 @@ const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 8_000;
 /** A `retry-after` longer than this is not waited for: the call fails with the provider's error. */
 export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * Runs `attempt` until it answers, fails with what may not be retried, or `maxAttempts` are used:
+ * each retry waits (retryDelay) unless the caller stops meanwhile. When there was more than one
+ * attempt, every one goes to `context.attempts`, for the model_call_ended record.
+ */
+export async function withRetries<T>(
+  context: ModelCallContext,
+  maxAttempts: number,
+  attempt: () => Promise<T>,
+): Promise<T> {
+  const tried: ModelAttempt[] = [];
+  for (let n = 1; ; n++) {
+    try {
+      const answer = await attempt();
+      if (tried.length > 0) context.attempts?.push(...tried, { status: 200 });
+      return answer;
+    } catch (error) {
+      const wait = isRetryable(error) && n < maxAttempts ? retryDelay(n, error, context.deadline ?? null) : null;
+      if (wait === null || !(error instanceof ModelCallError)) {
+        if (tried.length > 0 && error instanceof ModelCallError) context.attempts?.push(...tried, attemptOf(error));
+        throw error;
+      }
+      tried.push(attemptOf(error, wait));
+      await pause(wait, context.signal).catch((stopped: unknown) => {
+        context.attempts?.push(...tried);
+        throw stopped;
+      });
+    }
+  }
+}
 
 export function isRetryable(error: unknown): error is ModelCallError {
   if (!(error instanceof ModelCallError)) return false;

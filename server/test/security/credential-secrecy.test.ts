@@ -8,6 +8,7 @@ import { Brain, type BrainError, httpEnv, tool } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { spawnBrainWithWorker } from "../../../testkit/brain-with-worker.js";
+import { startFakeBedrock } from "../../../testkit/fake-ai-providers.js";
 import { startFakeAnthropic, startFakeOpenAI } from "../../../testkit/fake-providers.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
 import { startJsonServer } from "../../../testkit/json-server.js";
@@ -19,10 +20,24 @@ const OPENAI_KEY = `sk-openai-${randomBytes(12).toString("hex")}`;
 const ANTHROPIC_KEY = `sk-ant-${randomBytes(12).toString("hex")}`;
 const WRONG_KEY = `sk-wrong-${randomBytes(12).toString("hex")}`;
 const HEADER_SECRET = `ghp_${randomBytes(12).toString("hex")}`;
-const SECRETS = [OPENAI_KEY, ANTHROPIC_KEY, WRONG_KEY, HEADER_SECRET, TEST_SECRET_KEY];
+// Bedrock's key pair, signed with SigV4 (the id is sealed too, though AWS does not count it secret).
+const AWS_KEY_ID = `AKIA${randomBytes(8).toString("hex").toUpperCase()}`;
+const AWS_SECRET = randomBytes(20).toString("base64url");
+const AWS_SESSION_TOKEN = `session-${randomBytes(16).toString("hex")}`;
+const SECRETS = [
+  OPENAI_KEY,
+  ANTHROPIC_KEY,
+  WRONG_KEY,
+  HEADER_SECRET,
+  TEST_SECRET_KEY,
+  AWS_KEY_ID,
+  AWS_SECRET,
+  AWS_SESSION_TOKEN,
+];
 
 const openai = startedBeforeAll(() => startFakeOpenAI({ apiKey: OPENAI_KEY }));
 const anthropic = startedBeforeAll(() => startFakeAnthropic({ apiKey: ANTHROPIC_KEY }));
+const bedrock = startedBeforeAll(() => startFakeBedrock({ apiKey: AWS_KEY_ID }));
 const api = startedBeforeAll(() =>
   startJsonServer((req) =>
     req.headers.authorization === `Bearer ${HEADER_SECRET}`
@@ -77,6 +92,20 @@ describe("credential secrecy", () => {
         tools: [summarize()],
       });
       expect(await b.send("go")).toBe("fine");
+      bedrock.reply({ toolCalls: [{ name: "summarize", input: { text: "long" } }] }, { text: "terse" }, { text: "ok" });
+      const d = await brain.sessions.create({
+        model: {
+          provider: "bedrock",
+          name: "anthropic.claude-test-v1:0",
+          region: "eu-west-1",
+          accessKeyId: AWS_KEY_ID,
+          secretAccessKey: AWS_SECRET,
+          sessionToken: AWS_SESSION_TOKEN,
+          baseUrl: bedrock.url,
+        },
+        tools: [summarize()],
+      });
+      expect(await d.send("go")).toBe("ok");
       // A rejected key: the fake quotes it back in its error body, as careless servers do.
       const c = await brain.sessions.create({
         model: { provider: "openai", name: "gpt-test", apiKey: WRONG_KEY, baseUrl: openai.url },
@@ -92,6 +121,13 @@ describe("credential secrecy", () => {
       expect(openai.requests.some((r) => r.headers.authorization === `Bearer ${OPENAI_KEY}`)).toBe(true);
       expect(openai.requests.some((r) => r.headers.authorization === `Bearer ${WRONG_KEY}`)).toBe(true);
       expect(anthropic.requests.some((r) => r.headers["x-api-key"] === ANTHROPIC_KEY)).toBe(true);
+      expect(bedrock.requests.length).toBe(3);
+      for (const r of bedrock.requests) {
+        expect(r.headers.authorization).toMatch(
+          new RegExp(`^AWS4-HMAC-SHA256 Credential=${AWS_KEY_ID}/\\d{8}/eu-west-1/bedrock/`),
+        );
+        expect(r.headers["x-amz-security-token"]).toBe(AWS_SESSION_TOKEN);
+      }
       expect(api.requests.some((r) => r.headers.authorization === `Bearer ${HEADER_SECRET}`)).toBe(true);
       const journalA = await journalOf(stack.db.sql, a.id);
       expect(journalA.find((r) => r.kind === "tool_call_ended" && r.payload.outcome)?.payload).toBeDefined();
@@ -109,11 +145,11 @@ describe("credential secrecy", () => {
         dump += rows.map((r) => r.row).join("\n");
       }
       const sealed = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM brain.session_secrets`;
-      expect(sealed[0]?.n).toBe(4);
+      expect(sealed[0]?.n).toBe(5);
 
       // What the API hands out.
       const answers: string[] = [JSON.stringify({ message: refused?.message, details: refused?.details })];
-      for (const s of [a, b, c]) {
+      for (const s of [a, b, c, d]) {
         for (const path of [`/v1/sessions/${s.id}`, `/v1/sessions/${s.id}/tools`, `/v1/sessions/${s.id}/events`]) {
           const res = await fetch(`${stack.url}${path}`, { headers: { authorization: `Bearer ${stack.token}` } });
           answers.push(await res.text());
