@@ -29,6 +29,8 @@ export interface FakeAnswer {
   model?: string;
   /** OpenAI-compatible servers' `reasoning_content` (DeepSeek, vLLM), streamed before the text. */
   reasoning?: string;
+  /** Anthropic's extended thinking: a thinking block (its text, then its signature) before the text. */
+  thinking?: { text: string; signature: string };
   /** Answer one JSON document even though the request asked for a stream (servers that ignore `stream`). */
   json?: boolean;
   /** Characters per text or arguments delta; default 3, so every answer spans several events. */
@@ -213,6 +215,16 @@ export const anthropicWire: Wire = {
     const { input, output } = usageOf(answer);
     const events = [anthropicWire.first(model, input, answer), event("ping", {})];
     let index = 0;
+    if (answer.thinking) {
+      events.push(event("content_block_start", { index, content_block: { type: "thinking", thinking: "" } }));
+      for (const piece of pieces(answer.thinking.text, size)) {
+        events.push(event("content_block_delta", { index, delta: { type: "thinking_delta", thinking: piece } }));
+      }
+      const signature = { type: "signature_delta", signature: answer.thinking.signature };
+      events.push(event("content_block_delta", { index, delta: signature }));
+      events.push(event("content_block_stop", { index }));
+      index++;
+    }
     const text = answerText(answer);
     if (text !== "" || calls.length === 0) {
       events.push(event("content_block_start", { index, content_block: { type: "text", text: "" } }));
@@ -248,6 +260,9 @@ export const anthropicWire: Wire = {
       role: "assistant",
       model,
       content: [
+        ...(answer.thinking
+          ? [{ type: "thinking", thinking: answer.thinking.text, signature: answer.thinking.signature }]
+          : []),
         ...(text !== "" || calls.length === 0 ? [{ type: "text", text }] : []),
         ...calls.map((c, i) => ({ type: "tool_use", id: ids[i], name: c.name, input: JSON.parse(argumentText(c)) })),
       ],

@@ -48,8 +48,20 @@ function keyed<P extends string>(provider: P) {
 
 /** OpenAI Chat Completions (and any server speaking it), hand-written client. */
 export const OpenAIModelConfigSchema = keyed("openai");
-/** Anthropic Messages, hand-written client. */
-export const AnthropicModelConfigSchema = keyed("anthropic");
+/** Anthropic Messages, hand-written client; `thinking` turns extended thinking on. */
+export const AnthropicModelConfigSchema = keyed("anthropic")
+  .extend({
+    /**
+     * Extended thinking with this many tokens of budget (at least 1024): the thinking is journaled
+     * with the answer and sent back, signed, with the tool results that follow. `maxTokens` must be
+     * larger; without one, it is the budget plus 4096.
+     */
+    thinking: z.strictObject({ budgetTokens: z.number().int().min(1024).max(1_000_000) }).optional(),
+  })
+  .refine((c) => !c.thinking || c.maxTokens === undefined || c.maxTokens > c.thinking.budgetTokens, {
+    message: "maxTokens must be larger than thinking.budgetTokens",
+    path: ["maxTokens"],
+  });
 /** OpenAI's Responses API, through @ai-sdk/openai. */
 export const OpenAIResponsesModelConfigSchema = keyed("openai-responses");
 /** Google Gemini (generativelanguage.googleapis.com), through @ai-sdk/google. */

@@ -14,12 +14,24 @@ export const ModelToolCallSchema = z.strictObject({
   input: z.json(),
 });
 
+/**
+ * A block of a model's extended thinking (Anthropic's), as it answered it: its text and the
+ * signature that lets the provider check it when it is sent back, or a redacted block's data.
+ * Sent back unchanged with the assistant message that follows it, as tool use requires.
+ */
+export const ThinkingBlockSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("thinking"), thinking: Text, signature: z.string().max(65_536) }),
+  z.strictObject({ type: z.literal("redacted_thinking"), data: z.string().max(1024 * 1024) }),
+]);
+
 export const ModelMessageSchema = z.discriminatedUnion("role", [
   z.strictObject({ role: z.literal("user"), content: Text }),
   z.strictObject({
     role: z.literal("assistant"),
     content: Text,
     toolCalls: z.array(ModelToolCallSchema).max(64).optional(),
+    /** The thinking the model answered with, before its text and tool calls. */
+    thinking: z.array(ThinkingBlockSchema).max(64).optional(),
   }),
   z.strictObject({
     role: z.literal("tool"),
@@ -76,6 +88,7 @@ export const ModelResultSchema = z.object({
 
 export type ModelToolCall = z.infer<typeof ModelToolCallSchema>;
 export type ModelMessage = z.infer<typeof ModelMessageSchema>;
+export type ThinkingBlock = z.infer<typeof ThinkingBlockSchema>;
 export type ModelTool = z.infer<typeof ModelToolSchema>;
 export type ResponseFormat = z.infer<typeof ResponseFormatSchema>;
 export type ModelRequest = z.input<typeof ModelRequestSchema>;

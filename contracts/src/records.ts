@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ModelResultSchema, ModelToolCallSchema, ModelUsageSchema } from "./model.js";
+import { ModelResultSchema, ModelToolCallSchema, ModelUsageSchema, ThinkingBlockSchema } from "./model.js";
 import { RESERVED_STATUSES } from "./outcome.js";
 
 /**
@@ -92,6 +92,8 @@ export const ModelCallEndedSchema = z.looseObject({
       stopReason: ModelResultSchema.shape.stopReason.optional(),
       /** What the model showed of its reasoning, when the provider sent it apart. */
       reasoning: z.string().optional(),
+      /** Extended thinking blocks with their signatures, sent back with the conversation. */
+      thinking: z.array(ThinkingBlockSchema).optional(),
     })
     .optional(),
   model: z.string().optional(),

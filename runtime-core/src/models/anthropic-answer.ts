@@ -1,4 +1,4 @@
-import type { ModelToolCall, ModelUsage } from "@aexhq/brain-contracts";
+import type { ModelToolCall, ModelUsage, ThinkingBlock } from "@aexhq/brain-contracts";
 import { isJsonResponse, jsonBody, streamedError } from "./provider-http.js";
 import { eventJson, sseEvents } from "./sse.js";
 import { ModelCallError, type ProviderResponse, type StopReason } from "./types.js";
@@ -9,6 +9,9 @@ const PROVIDER = "Anthropic";
 interface Block {
   type: string;
   text: string;
+  /** A thinking block's signature (signature_delta), or a redacted one's data. */
+  signature?: string;
+  data?: string;
   id?: string;
   name?: string;
   /** input_json_delta pieces of a tool_use block. */
@@ -54,6 +57,10 @@ export async function readAnthropicAnswer(
           text: string(block?.text) ?? "",
           json: "",
           ...(type === "tool_use" ? { id: string(block?.id), name: string(block?.name), input: block?.input } : {}),
+          ...(type === "thinking"
+            ? { text: string(block?.thinking) ?? "", signature: string(block?.signature) ?? "" }
+            : {}),
+          ...(type === "redacted_thinking" ? { data: string(block?.data) ?? "" } : {}),
         });
         const opening = type === "text" ? (string(block?.text) ?? "") : "";
         if (opening !== "") onText?.(opening);
@@ -69,6 +76,9 @@ export async function readAnthropicAnswer(
           block.text += piece;
           if (block.type === "text" && piece !== "") onText?.(piece);
         } else if (delta?.type === "input_json_delta") block.json += string(delta.partial_json) ?? "";
+        else if (delta?.type === "thinking_delta") block.text += string(delta.thinking) ?? "";
+        else if (delta?.type === "signature_delta")
+          block.signature = (block.signature ?? "") + (string(delta.signature) ?? "");
         break;
       }
       case "message_delta": {
@@ -101,7 +111,20 @@ export async function readAnthropicAnswer(
     .filter((b) => b.type === "text")
     .map((b) => b.text)
     .join("");
-  return { text, toolCalls, usage, stopReason: stopReason(stop), model: model ?? configModel };
+  const answer = { text, toolCalls, usage, stopReason: stopReason(stop), model: model ?? configModel };
+  return withThinking(answer, ordered);
+}
+
+/** The answer with its thinking blocks (signed, for sending back) and their text as `reasoning`. */
+function withThinking(answer: ProviderResponse, blocks: Pick<Block, "type" | "text" | "signature" | "data">[]) {
+  const thinking: ThinkingBlock[] = [];
+  for (const b of blocks) {
+    if (b.type === "thinking") thinking.push({ type: "thinking", thinking: b.text, signature: b.signature ?? "" });
+    if (b.type === "redacted_thinking") thinking.push({ type: "redacted_thinking", data: b.data ?? "" });
+  }
+  if (thinking.length === 0) return answer;
+  const reasoning = thinking.map((t) => (t.type === "thinking" ? t.thinking : "")).join("");
+  return { ...answer, thinking, ...(reasoning ? { reasoning } : {}) };
 }
 
 /** The non-streaming message shape. */
@@ -113,6 +136,16 @@ function message(body: unknown, configModel: string): ProviderResponse {
   }
   const content = json.content.map(object).filter((b): b is Json => b !== undefined);
   const u = object(json.usage);
+  const blocks = content.map((b) => ({
+    type: string(b.type) ?? "other",
+    text: string(b.thinking) ?? "",
+    signature: string(b.signature) ?? "",
+    data: string(b.data) ?? "",
+  }));
+  return withThinking(answerOf(json, content, u, configModel), blocks);
+}
+
+function answerOf(json: Json, content: Json[], u: Json | undefined, configModel: string): ProviderResponse {
   return {
     text: content
       .filter((b) => b.type === "text")

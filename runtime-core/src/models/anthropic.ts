@@ -62,10 +62,12 @@ export class AnthropicProvider implements ModelProvider {
 const CACHED = { type: "ephemeral" } as const;
 
 export function anthropicBody(config: Config, request: ProviderRequest): Json {
+  const budget = config.thinking?.budgetTokens;
   const body: Json = {
     model: config.name,
-    max_tokens: request.maxTokens ?? config.maxTokens ?? DEFAULT_MAX_TOKENS,
+    max_tokens: request.maxTokens ?? config.maxTokens ?? (budget ? budget + DEFAULT_MAX_TOKENS : DEFAULT_MAX_TOKENS),
   };
+  if (budget) body.thinking = { type: "enabled", budget_tokens: budget };
   const system = systemPrompt(request);
   if (system) body.system = [{ type: "text", text: system, cache_control: CACHED }];
   const messages = anthropicMessages(request.messages);
@@ -112,6 +114,8 @@ export function anthropicMessages(messages: ModelMessage[]): Json[] {
     if (message.role === "tool") {
       blocks.push({ type: "tool_result", tool_use_id: message.toolCallId, content: message.content });
     } else {
+      // Thinking goes back first and unchanged: the API checks its signature.
+      if (message.role === "assistant") blocks.push(...(message.thinking ?? []));
       if (message.content !== "") blocks.push({ type: "text", text: message.content });
       if (message.role === "assistant") {
         for (const c of message.toolCalls ?? [])

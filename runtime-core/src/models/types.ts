@@ -6,6 +6,7 @@ import type {
   ModelUsage,
   RecordPayload,
   ResponseFormat,
+  ThinkingBlock,
 } from "@aexhq/brain-contracts";
 import type { Upstream } from "../egress/capped.js";
 
@@ -40,6 +41,8 @@ export interface ProviderResponse {
    * (`reasoning_content` of DeepSeek, vLLM and other compatible servers). Journaled, never sent back.
    */
   reasoning?: string;
+  /** Extended thinking blocks (Anthropic's), signed: journaled, and sent back with the conversation. */
+  thinking?: ThinkingBlock[];
 }
 
 export interface ModelCallContext {
@@ -113,6 +116,12 @@ export type ModelAttempt = NonNullable<RecordPayload<"model_call_ended">["attemp
 
 /** An answer as its model_call_ended record keeps it: the reasoning too, when there is some. */
 export function recordedResponse(response: ProviderResponse) {
-  const { text, toolCalls, stopReason, reasoning } = response;
-  return reasoning ? { text, toolCalls, stopReason, reasoning } : { text, toolCalls, stopReason };
+  const { text, toolCalls, stopReason, reasoning, thinking } = response;
+  return {
+    text,
+    toolCalls,
+    stopReason,
+    ...(reasoning ? { reasoning } : {}),
+    ...(thinking && thinking.length > 0 ? { thinking } : {}),
+  };
 }

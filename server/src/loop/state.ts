@@ -163,6 +163,7 @@ const FOLDS: { [K in BrainRecordKind]?: Fold<K> } = {
     if (!p.response) return;
     const msg: ModelMessage = { role: "assistant", content: p.response.text };
     if (p.response.toolCalls.length > 0) msg.toolCalls = p.response.toolCalls;
+    if (p.response.thinking && p.response.thinking.length > 0) msg.thinking = p.response.thinking;
     state.conversation.push(msg);
   },
   tool_call_started: (state, seq, p) => {

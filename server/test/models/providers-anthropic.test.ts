@@ -222,7 +222,7 @@ describe("Anthropic answer", () => {
     });
   });
 
-  it("ignores pings and unknown blocks, and falls back to the configured model and zero usage", async () => {
+  it("ignores pings and unknown blocks, keeps thinking, and falls back to the configured model and zero usage", async () => {
     const event = (type: string, value: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...value })}\n\n`;
     fake.reply({
       kind: "raw",
@@ -237,6 +237,8 @@ describe("Anthropic answer", () => {
         event("content_block_delta", { index: 1, delta: { type: "text_delta", text: "vis" } }),
         event("content_block_delta", { index: 1, delta: { type: "text_delta", text: "ible" } }),
         event("content_block_stop", { index: 1 }),
+        event("content_block_start", { index: 2, content_block: { type: "some_future_block", x: 1 } }),
+        event("content_block_stop", { index: 2 }),
         event("message_delta", { delta: { stop_reason: "end_turn" } }),
         event("message_stop", {}),
       ],
@@ -247,6 +249,8 @@ describe("Anthropic answer", () => {
       usage: { inputTokens: 0, outputTokens: 0 },
       stopReason: "end",
       model: "test-model",
+      reasoning: "hmm",
+      thinking: [{ type: "thinking", thinking: "hmm", signature: "" }],
     });
   });
 });
