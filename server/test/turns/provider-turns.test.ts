@@ -67,6 +67,44 @@ describe.each(AI_PROVIDER_KINDS)("a turn on $provider", (kind) => {
   });
 });
 
+describe("a tool's model call (ctx.model)", () => {
+  it("is retried like the loop's: one model_call_ended of the tool with both attempts", async () => {
+    const kind = AI_PROVIDER_KINDS.find((k) => k.provider === "google")!;
+    const fake = await kind.start(kind.presented(SECRET));
+    try {
+      const ask = tool({
+        name: "ask",
+        description: "Asks the model.",
+        input: z.object({}),
+        run: async (_input, ctx) => {
+          const r = await ctx.model({ messages: [{ role: "user", content: "and you?" }] });
+          return ctx.finish({ said: r.text });
+        },
+      });
+      fake.reply(
+        { toolCalls: [{ name: "ask", input: {} }] },
+        { kind: "error", status: 503, message: "busy", headers: { "retry-after": "0" } },
+        { text: "fine" },
+        { text: "done" },
+      );
+      const session = await brain.sessions.create({ model: kind.config(fake.url, SECRET), tools: [ask()] });
+      await expect(session.send("go")).resolves.toBe("done");
+      const journal = await journalOf(server.db.sql, session.id);
+      const ofTool = journal.filter(
+        (r) => r.kind === "model_call_ended" && (r.payload.origin as { type?: string } | undefined)?.type === "tool",
+      );
+      expect(ofTool).toHaveLength(1);
+      expect(ofTool[0]!.payload).toMatchObject({
+        outcome: { status: "ok" },
+        response: { text: "fine" },
+        attempts: [{ status: 503, error: { code: "model_unavailable" }, waitMs: 0 }, { status: 200 }],
+      });
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe("provider configurations", () => {
   it("refuses what cannot be used, naming the field, and creates nothing", async () => {
     const [before] = await server.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM brain.sessions`;
