@@ -33,6 +33,7 @@ import { type ScenarioDatabase, ScenarioDatabases } from "./runner/scenario-data
 import { componentCall } from "./scenarios/component-call.js";
 import { emit } from "./scenarios/emit.js";
 import { journalSize } from "./scenarios/journal-size.js";
+import { liveText } from "./scenarios/live-text.js";
 import { parkedMemory } from "./scenarios/parked-memory.js";
 import { sessionMemory } from "./scenarios/session-memory.js";
 import { takeover } from "./scenarios/takeover.js";
@@ -63,6 +64,7 @@ const SCENARIOS: Scenario[] = [
   toolScaling,
   twoServers,
   journalSize,
+  liveText,
 ];
 
 /** A mistake on the command line: told in one line with the usage, not as a stack trace. */

@@ -40,6 +40,12 @@ export function ratios(figures: Figure[]): Ratio[] {
     }
     push("emit ÷ floor", p50(figures, "emit"), floor, "p50 ÷ floor_commit p50");
     push(
+      "live_text.other_server ÷ floor",
+      p50(figures, "live_text.other_server"),
+      toListener,
+      "p50 ÷ floor_notify.commit_to_listener p50",
+    );
+    push(
       "tool_dispatch ÷ floor",
       p50(figures, "tool_dispatch"),
       toListener,

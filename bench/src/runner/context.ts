@@ -109,6 +109,8 @@ export interface Scenario {
 
 export interface BrainUnderTest {
   server: ServerProcess;
+  /** The operator token the server was started with. */
+  token: string;
   host: Child;
   /** CPU of server, host and Postgres between the host's "start" and "end" marks. */
   cpu: CpuMeter;
@@ -268,6 +270,7 @@ export async function startBrain(
   }
   return {
     server,
+    token,
     host,
     cpu,
     async resetStatements() {
