@@ -136,26 +136,7 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
   definition: ToolDefinition<I, O, P>,
 ): Tool<P> {
   const { name, description, input, output, options: optionsSchema, timeoutMs, run, implementation } = definition;
-  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
-    throw new BrainError("invalid_tool", `Tool names match ${TOOL_NAME_PATTERN}; got ${JSON.stringify(name)}.`);
-  }
-  if (!(input instanceof z.ZodType)) throw new BrainError("invalid_tool", `${name}: input must be a zod schema.`);
-  if ((run === undefined) === (implementation === undefined)) {
-    throw new BrainError("invalid_tool", `${name}: declare exactly one of run and implementation.`);
-  }
-  if (run !== undefined && typeof run !== "function") {
-    throw new BrainError("invalid_tool", `${name}: run must be a function.`);
-  }
-  const describe = typeof implementation === "function" ? implementation : undefined;
-  if (implementation !== undefined && !describe && typeof (implementation as Component).admit !== "function") {
-    throw new BrainError(
-      "invalid_tool",
-      `${name}: implementation must come from component(url) or be a function of the options returning a descriptor.`,
-    );
-  }
-  if (optionsSchema instanceof z.ZodObject && "env" in optionsSchema.shape) {
-    throw new BrainError("invalid_tool", `${name}: "env" is reserved in factory options for the placement.`);
-  }
+  const describe = checkDefinition(definition);
   const inputSchema = exportJsonSchema(input, "input", `${name}: the input schema`);
   const outputSchema = output === undefined ? null : exportJsonSchema(output, "output", `${name}: the output schema`);
   const template = { name, description, inputSchema, outputSchema, ...(timeoutMs === undefined ? {} : { timeoutMs }) };
@@ -224,6 +205,38 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
       component: describe ? undefined : (implementation as Component | undefined),
     }),
   ) as unknown as Tool<P>;
+}
+
+/**
+ * What a declaration must be before its schemas are exported: a valid name, a zod input, exactly
+ * one of `run` and `implementation`, no `env` among the factory options. Answers the descriptor
+ * function, when the implementation is one.
+ */
+function checkDefinition<I extends z.ZodType, O extends OptionalSchema, P extends OptionalSchema>(
+  definition: ToolDefinition<I, O, P>,
+): ((options: never) => unknown) | undefined {
+  const { name, input, options: optionsSchema, run, implementation } = definition;
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new BrainError("invalid_tool", `Tool names match ${TOOL_NAME_PATTERN}; got ${JSON.stringify(name)}.`);
+  }
+  if (!(input instanceof z.ZodType)) throw new BrainError("invalid_tool", `${name}: input must be a zod schema.`);
+  if ((run === undefined) === (implementation === undefined)) {
+    throw new BrainError("invalid_tool", `${name}: declare exactly one of run and implementation.`);
+  }
+  if (run !== undefined && typeof run !== "function") {
+    throw new BrainError("invalid_tool", `${name}: run must be a function.`);
+  }
+  const describe = typeof implementation === "function" ? implementation : undefined;
+  if (implementation !== undefined && !describe && typeof (implementation as Component).admit !== "function") {
+    throw new BrainError(
+      "invalid_tool",
+      `${name}: implementation must come from component(url) or be a function of the options returning a descriptor.`,
+    );
+  }
+  if (optionsSchema instanceof z.ZodObject && "env" in optionsSchema.shape) {
+    throw new BrainError("invalid_tool", `${name}: "env" is reserved in factory options for the placement.`);
+  }
+  return describe;
 }
 
 /** Calls the descriptor function once, at placement; the descriptor must be plain JSON. */

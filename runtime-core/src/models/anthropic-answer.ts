@@ -49,36 +49,14 @@ export async function readAnthropicAnswer(
         if (u) usage = usageOf(u);
         break;
       }
-      case "content_block_start": {
-        const block = object(data.content_block);
-        const type = string(block?.type) ?? "other";
-        blocks.set(index, {
-          type,
-          text: string(block?.text) ?? "",
-          json: "",
-          ...(type === "tool_use" ? { id: string(block?.id), name: string(block?.name), input: block?.input } : {}),
-          ...(type === "thinking"
-            ? { text: string(block?.thinking) ?? "", signature: string(block?.signature) ?? "" }
-            : {}),
-          ...(type === "redacted_thinking" ? { data: string(block?.data) ?? "" } : {}),
-        });
-        const opening = type === "text" ? (string(block?.text) ?? "") : "";
-        if (opening !== "") onText?.(opening);
+      case "content_block_start":
+        blocks.set(index, startedBlock(object(data.content_block), onText));
         break;
-      }
       case "content_block_delta": {
-        const delta = object(data.delta);
         const block = blocks.get(index);
         if (!block)
           throw new ModelCallError("model_error", `${PROVIDER} streamed a delta for a block it never started`);
-        if (delta?.type === "text_delta") {
-          const piece = string(delta.text) ?? "";
-          block.text += piece;
-          if (block.type === "text" && piece !== "") onText?.(piece);
-        } else if (delta?.type === "input_json_delta") block.json += string(delta.partial_json) ?? "";
-        else if (delta?.type === "thinking_delta") block.text += string(delta.thinking) ?? "";
-        else if (delta?.type === "signature_delta")
-          block.signature = (block.signature ?? "") + (string(delta.signature) ?? "");
+        addDelta(block, object(data.delta), onText);
         break;
       }
       case "message_delta": {
@@ -113,6 +91,42 @@ export async function readAnthropicAnswer(
     .join("");
   const answer = { text, toolCalls, usage, stopReason: stopReason(stop), model: model ?? configModel };
   return withThinking(answer, ordered);
+}
+
+/** A content block as content_block_start opens it; a text block's opening text is live text too. */
+function startedBlock(block: Json | undefined, onText?: (delta: string) => void): Block {
+  const type = string(block?.type) ?? "other";
+  const opening = type === "text" ? (string(block?.text) ?? "") : "";
+  if (opening !== "") onText?.(opening);
+  return {
+    type,
+    text: string(block?.text) ?? "",
+    json: "",
+    ...(type === "tool_use" ? { id: string(block?.id), name: string(block?.name), input: block?.input } : {}),
+    ...(type === "thinking" ? { text: string(block?.thinking) ?? "", signature: string(block?.signature) ?? "" } : {}),
+    ...(type === "redacted_thinking" ? { data: string(block?.data) ?? "" } : {}),
+  };
+}
+
+/** One content_block_delta: text (live), tool arguments, thinking, or a thinking block's signature. */
+function addDelta(block: Block, delta: Json | undefined, onText?: (delta: string) => void): void {
+  switch (delta?.type) {
+    case "text_delta": {
+      const piece = string(delta.text) ?? "";
+      block.text += piece;
+      if (block.type === "text" && piece !== "") onText?.(piece);
+      break;
+    }
+    case "input_json_delta":
+      block.json += string(delta.partial_json) ?? "";
+      break;
+    case "thinking_delta":
+      block.text += string(delta.thinking) ?? "";
+      break;
+    case "signature_delta":
+      block.signature = (block.signature ?? "") + (string(delta.signature) ?? "");
+      break;
+  }
 }
 
 /** The answer with its thinking blocks (signed, for sending back) and their text as `reasoning`. */
