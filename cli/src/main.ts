@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `brain` command. Every command reads the same environment as the server (cliEnv).
+import { approvalsCommand } from "./commands/approvals.js";
 import { callsCommand } from "./commands/calls.js";
 import { doctorCommand } from "./commands/doctor.js";
 import { keysCommand } from "./commands/keys.js";
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, Command> = {
   migrate: migrateCommand,
   sessions: sessionsCommand,
   calls: callsCommand,
+  approvals: approvalsCommand,
   prune: pruneCommand,
   sql: sqlCommand,
   doctor: doctorCommand,

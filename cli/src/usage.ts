@@ -11,6 +11,9 @@ export const USAGE = `Usage: brain <command> [options]
   sessions tail <id> [--after N] follow a session's journal live       (HTTP API)
   calls ls [--open] [--limit N]  tool calls, or only those not ended   (SQL)
   calls cancel <session> <seq>   cancel one call                       (HTTP API)
+  approvals ls <session>         calls waiting for approval            (HTTP API)
+  approvals approve <session> <call> [--input JSON]   dispatch it, as asked or edited
+  approvals deny <session> <call> [--reason TEXT]     end it denied, for the model to read
   prune [--older-than 7d] [--dry-run]   delete what retention bounds now
   sql [-- psql args]             psql on the database, Brain's schema on the search_path
   doctor                         check the database, schema, LISTEN/NOTIFY, durability, clocks,

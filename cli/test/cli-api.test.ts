@@ -117,3 +117,60 @@ describe("brain calls", () => {
     expect((await brain(["calls", "cancel", session.id], env)).code).toBe(2);
   });
 });
+
+describe("brain approvals", () => {
+  it("ls shows the waiting calls; approve (with edited input) and deny decide them through the API", async () => {
+    const runs: unknown[] = [];
+    const pay = tool({
+      name: "pay",
+      description: "Pays someone.",
+      input: z.object({ to: z.string() }),
+      approval: "always",
+      run: async (input, ctx) => {
+        runs.push(input);
+        return ctx.finish({ paid: input.to });
+      },
+    });
+    const session = await client.sessions.create({
+      model: scripted(
+        {
+          toolCalls: [
+            { name: "pay", input: { to: "mallory" } },
+            { name: "pay", input: { to: "eve" } },
+          ],
+        },
+        {
+          text: "done",
+        },
+      ),
+      tools: [pay()],
+    });
+    const turn = session.send("go");
+    const waiting = await until("two calls waiting", async () => {
+      const listed = json<{ call: number; tool: string; input: unknown }[]>(
+        await brain(["approvals", "ls", session.id, "--json"], env),
+      );
+      return listed.length === 2 ? listed : undefined;
+    });
+    expect(waiting.map((w) => w.input)).toEqual([{ to: "mallory" }, { to: "eve" }]);
+    const table = await brain(["approvals", "ls", session.id], env);
+    expect(table.output).toMatch(new RegExp(`^${waiting[0]!.call}\\s+pay\\s+\\{"to":"mallory"\\}`, "m"));
+
+    const approved = await brain(
+      ["approvals", "approve", session.id, String(waiting[0]!.call), "--input", '{"to":"alice"}'],
+      env,
+    );
+    expect(approved.output).toMatch(new RegExp(`^call ${waiting[0]!.call} approved \\(record \\d+\\)$`, "m"));
+    const denied = await brain(
+      ["approvals", "deny", session.id, String(waiting[1]!.call), "--reason", "unknown payee", "--json"],
+      env,
+    );
+    expect(json(denied)).toMatchObject({ call: waiting[1]!.call, decision: "denied" });
+    await expect(turn).resolves.toBe("done");
+    expect(runs).toEqual([{ to: "alice" }]);
+
+    expect((await brain(["approvals", "approve", session.id, String(waiting[1]!.call)], env)).code).toBe(1);
+    expect((await brain(["approvals", "approve", session.id, "1", "--input", "not json"], env)).code).toBe(2);
+    expect((await brain(["approvals", "deny", session.id], env)).code).toBe(2);
+  });
+});

@@ -75,6 +75,16 @@ export const ERROR_CODES = {
     message: "The call's Environment was not granted model calls (an HTTP Environment's grants.model).",
   },
   not_ready: { http: 503, scope: "api", message: "The server is starting or stopping." },
+  call_not_waiting: {
+    http: 409,
+    scope: "api",
+    message: "The call is not waiting for approval (it was decided, or it ended); nothing was changed.",
+  },
+  denied: {
+    http: 200,
+    scope: "outcome",
+    message: "A person denied the call at its approval gate; the reason, if given, is in the message.",
+  },
   quota_exceeded: {
     http: 429,
     scope: "api",

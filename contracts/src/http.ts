@@ -187,6 +187,11 @@ export const ToolPlacementSchema = z.strictObject({
    * of this, the session's and the turn's caller deadline, and BRAIN_MAX_TOOL_SECS when set.
    */
   timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  /**
+   * "always": each call waits for a person to approve it (as is or with edited input) or deny it
+   * before it is dispatched (host tools). Absent: calls are dispatched at once.
+   */
+  approval: z.literal("always").optional(),
   /** How a non-host tool runs; host tools run their `run` function and have none. */
   implementation: ImplementationSchema.optional(),
   /** Parsed, frozen factory options, for tools that run outside the application's host connection. */
@@ -416,3 +421,27 @@ export type SessionTools = z.infer<typeof SessionToolsSchema>;
 export type HttpToolInvocation = z.infer<typeof HttpToolInvocationSchema>;
 export type CallFrameBody = z.infer<typeof CallFrameBodySchema>;
 export type CallFrameResult = z.infer<typeof CallFrameResultSchema>;
+
+/** A decision on a call waiting for approval: as is, or with edited input (checked against the tool's schema). */
+export const ApproveCallBodySchema = z.strictObject({ input: z.json().optional() });
+export const DenyCallBodySchema = z.strictObject({ reason: z.string().max(4096).optional() });
+export const ApprovalDecisionSchema = z.object({
+  call: z.number().int().positive(),
+  decision: z.enum(["approved", "denied"]),
+  /** The approval_decided record. */
+  sequence: z.number().int().positive(),
+});
+
+/** A call waiting for approval. */
+export const PendingApprovalSchema = z.object({
+  call: z.number().int().positive(),
+  tool: z.string(),
+  callId: z.string(),
+  input: z.json(),
+  inputHash: z.string(),
+  /** Epoch ms, or null for none: the call ends `timeout` then, approved or not. */
+  deadline: z.number().nullable(),
+  requestedAt: z.string(),
+});
+export const PendingApprovalListSchema = z.object({ approvals: z.array(PendingApprovalSchema) });
+export type PendingApproval = z.infer<typeof PendingApprovalSchema>;

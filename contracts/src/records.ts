@@ -120,6 +120,8 @@ export const ToolCallStartedSchema = z.looseObject({
   tool: z.string(),
   callId: z.string(),
   input: z.unknown(),
+  /** The call waits for a person's decision (an approval gate): the SHA-256 of its input, in hex. */
+  approval: z.looseObject({ inputHash: z.string() }).optional(),
   /** Null for an MCP client's call: it belongs to no activation. */
   activation: seq.nullable(),
   /** Epoch ms, or null for unlimited. */
@@ -151,6 +153,18 @@ export const EnvironmentOperationRecordSchema = z.looseObject({
   outcome: RecordedOutcomeSchema,
 });
 
+/**
+ * A decision on a call waiting for approval: who made it (the operator, or the application token's
+ * id), and for an approval with edited input, that input (the original stays in tool_call_started).
+ */
+export const ApprovalDecidedSchema = z.looseObject({
+  call: seq,
+  decision: z.enum(["approved", "denied"]),
+  by: z.string(),
+  input: z.unknown().optional(),
+  reason: z.string().optional(),
+});
+
 export const CancelRequestedSchema = z.looseObject({ by: z.string() });
 
 export const SessionEndedSchema = z.looseObject({ reason: z.string() });
@@ -168,6 +182,7 @@ export const RECORD_PAYLOADS = {
   tool_result: ToolResultSchema,
   tool_returned: ToolReturnedSchema,
   tool_call_ended: ToolCallEndedSchema,
+  approval_decided: ApprovalDecidedSchema,
   emission_rejected: EmissionRejectedSchema,
   environment_operation: EnvironmentOperationRecordSchema,
   cancel_requested: CancelRequestedSchema,

@@ -9,6 +9,7 @@ import type { Helper, ReservedSql, Sql, TransactionSql } from "postgres";
 export const RELATIONS = [
   "activation_budgets",
   "app_tokens",
+  "approvals",
   "calls",
   "component_uploads",
   "components",

@@ -1,10 +1,14 @@
 import {
+  ApprovalDecisionSchema,
   BrainError,
   CancelCallResultSchema,
   CancelTurnResultSchema,
   type JournalEvent,
+  type PendingApproval,
+  PendingApprovalListSchema,
   PostMessageBodySchema,
   PostMessageResultSchema,
+  payloadOf,
   type Session as SessionInfo,
   SessionSchema,
 } from "./contracts.js";
@@ -142,6 +146,63 @@ export class Session {
     return r.cancelled;
   }
 
+  /**
+   * The calls waiting at an approval gate (a tool declared with `approval: "always"`), in call
+   * order: each with the input the model asked for and its hash.
+   */
+  async approvals(): Promise<PendingApproval[]> {
+    const r = await this.#deps.http.request("GET", `${this.#path()}/approvals`, { schema: PendingApprovalListSchema });
+    return r.approvals;
+  }
+
+  /**
+   * Follows the session's approval gates: yields each call waiting for a decision, those waiting
+   * now first, then each new one as the model makes it, until the session ends or `signal` aborts.
+   * A call decided or ended before it is reached is not yielded.
+   */
+  async *watchApprovals(options: { signal?: AbortSignal } = {}): AsyncGenerator<PendingApproval> {
+    const { signal } = options;
+    const waiting = new Map<number, PendingApproval>();
+    let last = 0;
+    for await (const event of this.#stream({ after: 0, signal })) {
+      last = event.sequence;
+      noteApproval(waiting, event);
+    }
+    yield* waiting.values();
+    const seen = new Set(waiting.keys());
+    for await (const event of this.#stream({ after: last, follow: true, signal })) {
+      const fresh = noteApproval(waiting, event);
+      if (fresh && !seen.has(fresh.call)) {
+        seen.add(fresh.call);
+        yield fresh;
+      }
+    }
+  }
+
+  /**
+   * Approves a waiting call (by the sequence of its tool_call_started), as the model asked or with
+   * edited `input`, which must fit the tool's input schema and is journaled beside the original.
+   * Rejects with `call_not_waiting` when it was decided already or has ended.
+   */
+  async approve(call: number, options: { input?: unknown } = {}): Promise<number> {
+    const body = options.input === undefined ? {} : { input: options.input };
+    const r = await this.#deps.http.request("POST", `${this.#path()}/calls/${call}/approve`, {
+      body,
+      schema: ApprovalDecisionSchema,
+    });
+    return r.sequence;
+  }
+
+  /** Denies a waiting call: it ends with a `denied` error (with `reason`) that the model reads. */
+  async deny(call: number, options: { reason?: string } = {}): Promise<number> {
+    const body = options.reason === undefined ? {} : { reason: options.reason };
+    const r = await this.#deps.http.request("POST", `${this.#path()}/calls/${call}/deny`, {
+      body,
+      schema: ApprovalDecisionSchema,
+    });
+    return r.sequence;
+  }
+
   /** Ends the session (it accepts no more messages) and releases its handlers. */
   async end(): Promise<SessionInfo> {
     this.#info = await this.#releasing(() =>
@@ -184,4 +245,28 @@ export class Session {
   #path(): string {
     return `/v1/sessions/${encodeURIComponent(this.id)}`;
   }
+}
+
+/**
+ * Keeps `waiting` current with one journal record: a call at an approval gate joins it, a decision
+ * or the call's end removes it. Answers the call that just started waiting, if this record is one.
+ */
+function noteApproval(waiting: Map<number, PendingApproval>, event: JournalEvent): PendingApproval | null {
+  const started = payloadOf(event, "tool_call_started");
+  if (started?.approval) {
+    const approval: PendingApproval = {
+      call: event.sequence,
+      tool: started.tool,
+      callId: started.callId,
+      input: (started.input ?? null) as PendingApproval["input"],
+      inputHash: started.approval.inputHash,
+      deadline: started.deadline,
+      requestedAt: event.createdAt,
+    };
+    waiting.set(event.sequence, approval);
+    return approval;
+  }
+  const call = payloadOf(event, "approval_decided")?.call ?? payloadOf(event, "tool_call_ended")?.call;
+  if (call !== undefined) waiting.delete(call);
+  return null;
 }

@@ -46,6 +46,11 @@ export interface ToolDefinition<
    * caller deadline (session or turn) or BRAIN_MAX_TOOL_SECS, if any, or unlimited.
    */
   timeoutMs?: number;
+  /**
+   * "always": each call waits for a person to approve it (as is, or with edited input) or deny it
+   * before it is sent to the host (`session.approvals()`, `approve`, `deny`). Host tools only.
+   */
+  approval?: "always";
   /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
   run?: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
   /**
@@ -137,17 +142,8 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
 ): Tool<P> {
   const { name, description, input, output, options: optionsSchema, timeoutMs, run, implementation } = definition;
   const describe = checkDefinition(definition);
-  const inputSchema = exportJsonSchema(input, "input", `${name}: the input schema`);
-  const outputSchema = output === undefined ? null : exportJsonSchema(output, "output", `${name}: the output schema`);
-  const template = { name, description, inputSchema, outputSchema, ...(timeoutMs === undefined ? {} : { timeoutMs }) };
-  const checked = ToolPlacementSchema.safeParse({ ...template, env: { type: "host", name: "application" } });
-  if (!checked.success) {
-    throw new BrainError(
-      "invalid_tool",
-      `The declaration of tool ${JSON.stringify(name)} is malformed.`,
-      checked.error.issues,
-    );
-  }
+  const template = templateOf(definition);
+  const { inputSchema, outputSchema } = template;
 
   const factory = (argument?: unknown): PlacedTool => {
     const split = splitEnv(name, argument);
@@ -205,6 +201,32 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
       component: describe ? undefined : (implementation as Component | undefined),
     }),
   ) as unknown as Tool<P>;
+}
+
+/** The placement a declaration makes, but for its `env`: its schemas exported, checked as a whole. */
+function templateOf<I extends z.ZodType, O extends OptionalSchema, P extends OptionalSchema>(
+  definition: ToolDefinition<I, O, P>,
+) {
+  const { name, description, input, output, timeoutMs, approval } = definition;
+  const inputSchema = exportJsonSchema(input, "input", `${name}: the input schema`);
+  const outputSchema = output === undefined ? null : exportJsonSchema(output, "output", `${name}: the output schema`);
+  const template = {
+    name,
+    description,
+    inputSchema,
+    outputSchema,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(approval === undefined ? {} : { approval }),
+  };
+  const checked = ToolPlacementSchema.safeParse({ ...template, env: { type: "host", name: "application" } });
+  if (!checked.success) {
+    throw new BrainError(
+      "invalid_tool",
+      `The declaration of tool ${JSON.stringify(name)} is malformed.`,
+      checked.error.issues,
+    );
+  }
+  return template;
 }
 
 /**

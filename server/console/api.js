@@ -57,6 +57,22 @@ export async function getJson(path, signal) {
 }
 
 /**
+ * POST a JSON body to a route of the API; resolves with its JSON answer.
+ * @param {string} path
+ * @param {unknown} body
+ */
+export async function postJson(path, body) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { ...headers(), "content-type": "application/json" },
+    body: JSON.stringify(body),
+    cache: "no-store",
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+/**
  * A session's journal from `after` on, following it live: the NDJSON event stream read with
  * fetch and a ReadableStream (EventSource cannot send the token). Yields one record at a time;
  * returns when the server ends the stream (the session ended), throws when it breaks.

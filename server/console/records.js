@@ -17,6 +17,7 @@ export const RECORD_LABELS = {
   tool_result: "tool result",
   tool_returned: "tool returned",
   tool_call_ended: "tool call ended",
+  approval_decided: "approval",
   emission_rejected: "emission rejected",
   environment_operation: "environment",
   cancel_requested: "cancel requested",
@@ -153,6 +154,13 @@ export function summarize(event, context) {
         " ",
         errorNote(p.outcome),
         h("span", { class: "call-duration duration" }),
+      ];
+    case "approval_decided":
+      return [
+        callRef(p.call, context.toolOf(p.call)),
+        ` ${text(p.decision)} by ${text(p.by)}`,
+        p.reason === undefined ? "" : ` · ${text(p.reason)}`,
+        p.input === undefined ? "" : h("span", { class: "value" }, ` with input ${brief(p.input, 300)}`),
       ];
     case "emission_rejected":
       return [

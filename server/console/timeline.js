@@ -2,6 +2,7 @@
 // the event stream (GET /v1/sessions/:id/events?follow=true); a broken stream is resumed after
 // the last record shown, so nothing is missed or shown twice (sequences are dense per session).
 import { ApiError, followEvents, getJson } from "./api.js";
+import { approvalControls } from "./approvals.js";
 import { badge, between, brief, clock, dateTime, duration, h, pretty, replace } from "./dom.js";
 import { isRecordKind, labelOf, summarize, tokens } from "./records.js";
 
@@ -120,6 +121,10 @@ export function mountTimeline(view, sessionId) {
         totals.openCalls++;
         calls.set(seq, { tool: String(p.tool ?? ""), el, startedAt: event.createdAt, events: 0 });
         el.dataset.call = String(seq);
+        if (p.approval) el.querySelector(".body")?.appendChild(approvalControls(sessionId, seq));
+        return;
+      case "approval_decided":
+        calls.get(Number(p.call))?.el.querySelector(".approval")?.remove();
         return;
       case "tool_result":
       case "tool_returned":
@@ -128,6 +133,7 @@ export function mountTimeline(view, sessionId) {
         if (!call) return;
         const took = ` · ${duration(between(call.startedAt, event.createdAt))}`;
         if (event.kind === "tool_call_ended") {
+          call.el.querySelector(".approval")?.remove();
           totals.openCalls = Math.max(0, totals.openCalls - 1);
           const status = String(p.outcome?.status ?? "?");
           call.el.querySelector(".badge")?.replaceWith(badge(status, status));

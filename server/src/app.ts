@@ -7,6 +7,7 @@ import { accessControl } from "./plugins/access.js";
 import { authenticate, digest } from "./plugins/auth.js";
 import { installBodyLimit } from "./plugins/body-limit.js";
 import { installErrorHandler } from "./plugins/errors.js";
+import { approvalRoutes } from "./routes/approvals.js";
 import { callCallbackRoutes, callModelRoutes } from "./routes/call-callbacks.js";
 import { cancelRoutes } from "./routes/cancel.js";
 import { chatRoutes } from "./routes/chat.js";
@@ -120,6 +121,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await api.register(eventRoutes);
     await api.register(chatRoutes);
     await api.register(cancelRoutes);
+    await api.register(approvalRoutes);
     await api.register(mcpRoutes);
     await api.register(componentRoutes);
     if (options.config.metrics === "token") await api.register(metricsRoutes);

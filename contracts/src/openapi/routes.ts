@@ -2,15 +2,19 @@ import { z } from "zod";
 import { ChatRequestSchema } from "../chat.js";
 import { HostFrameSchema, ServerFrameSchema } from "../frames.js";
 import {
+  ApprovalDecisionSchema,
+  ApproveCallBodySchema,
   CallFrameBodySchema,
   CallFrameResultSchema,
   CancelCallResultSchema,
   CancelTurnResultSchema,
   ComponentUploadResultSchema,
   CreateSessionBodySchema,
+  DenyCallBodySchema,
   EventsQuerySchema,
   JournalEventSchema,
   ListSessionsQuerySchema,
+  PendingApprovalListSchema,
   PostMessageBodySchema,
   PostMessageResultSchema,
   RegisteredHostSchema,
@@ -84,6 +88,8 @@ const CreateTokenBody = CreateTokenBodySchema.meta({ id: "CreateTokenBody" });
 const UpdateTokenBody = UpdateTokenBodySchema.meta({ id: "UpdateTokenBody" });
 const CreatedToken = CreatedTokenSchema.meta({ id: "CreatedToken" });
 const JournalEvent = JournalEventSchema.meta({ id: "JournalEvent" });
+const PendingApprovalList = PendingApprovalListSchema.meta({ id: "PendingApprovalList" });
+const ApprovalDecision = ApprovalDecisionSchema.meta({ id: "ApprovalDecision" });
 const ChatRequest = ChatRequestSchema.meta({ id: "ChatRequest" });
 const ModelRequest = ModelRequestSchema.meta({ id: "ModelRequest" });
 const ModelResult = ModelResultSchema.meta({ id: "ModelResult" });
@@ -341,6 +347,34 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     params: z.strictObject({ id: Uuid, seq: z.coerce.number().int().positive() }),
     responses: { 200: { description: "Whether it was cancelled.", schema: CancelCallResult } },
     errors: [...SESSION, ...WRITE, "call_not_found"],
+  },
+  "GET /v1/sessions/:id/approvals": {
+    summary: "Calls waiting for approval",
+    description:
+      'The session\'s calls at an approval gate (tools placed with approval: "always"), in call order, with the input the model asked for and its SHA-256.',
+    auth: "token",
+    params: SessionParams,
+    responses: { 200: { description: "The waiting calls.", schema: PendingApprovalList } },
+    errors: SESSION,
+  },
+  "POST /v1/sessions/:id/calls/:seq/approve": {
+    summary: "Approve a waiting call",
+    description:
+      "Journals approval_decided and dispatches the call, as asked or with edited input (checked against the tool's input schema, journaled beside the original).",
+    auth: "token",
+    params: z.strictObject({ id: Uuid, seq: z.coerce.number().int().positive() }),
+    body: ApproveCallBodySchema,
+    responses: { 200: { description: "The decision's record.", schema: ApprovalDecision } },
+    errors: [...SESSION, ...BODY, ...WRITE, "call_not_waiting"],
+  },
+  "POST /v1/sessions/:id/calls/:seq/deny": {
+    summary: "Deny a waiting call",
+    description: "Journals approval_decided and ends the call with a `denied` error outcome the model reads.",
+    auth: "token",
+    params: z.strictObject({ id: Uuid, seq: z.coerce.number().int().positive() }),
+    body: DenyCallBodySchema,
+    responses: { 200: { description: "The decision's record.", schema: ApprovalDecision } },
+    errors: [...SESSION, ...BODY, ...WRITE, "call_not_waiting"],
   },
   "HEAD /v1/components/:sha256": {
     summary: "Whether a component is stored",

@@ -16,8 +16,11 @@ export interface NewCall {
   hostId: string | null;
   /** Set when the host is connected to this process: the call is dispatched in the same commit. */
   connectionId: string | null;
-  /** "ended" for calls refused before dispatch (unknown tool), with their outcome. */
-  state: "pending" | "running" | "ended";
+  /**
+   * "ended" for calls refused before dispatch (unknown tool), with their outcome; "awaiting" for a
+   * call at an approval gate, dispatched once approved (approvals.ts).
+   */
+  state: "awaiting" | "pending" | "running" | "ended";
   outcome?: unknown;
   /** Epoch ms, or null for unlimited. */
   deadlineAt: number | null;

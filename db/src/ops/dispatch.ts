@@ -32,9 +32,9 @@ export function claimPendingCalls(
           UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
             AND (${only}::uuid[] IS NULL OR session_id = ANY(${only}::uuid[]))
-          RETURNING session_id, seq, tool, deadline_at
+          RETURNING session_id, seq, tool, deadline_at, approved_input
         )
-        SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
+        SELECT c.session_id, c.seq, c.tool, COALESCE(c.approved_input, r.payload->'input') AS input,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
         FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`.then((rows) =>

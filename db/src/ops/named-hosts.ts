@@ -198,9 +198,9 @@ export function claimNamedCalls(
         c AS (
           UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           FROM pick WHERE calls.session_id = pick.session_id AND calls.seq = pick.seq
-          RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at
+          RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at, calls.approved_input
         )
-        SELECT c.session_id, c.seq, c.tool, r.payload->'input' AS input,
+        SELECT c.session_id, c.seq, c.tool, COALESCE(c.approved_input, r.payload->'input') AS input,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
         FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`;

@@ -12,6 +12,7 @@ import { callDeadline } from "../loop/call-deadline.js";
 import type { RoutedSession, SessionInfo } from "../loop/session-info.js";
 import type { McpCall } from "../mcp/mcp-call.js";
 import type { Services } from "../services.js";
+import { inputHash } from "./approval-hash.js";
 import type { HostLink } from "./link.js";
 
 type CallBase = Pick<NewCall, "tool" | "activationSeq" | "deadlineAt" | "origin">;
@@ -103,6 +104,16 @@ export class Dispatcher {
       return { kind: "tool_call_started", payload, call };
     }
     const named = tool ? session.namedHosts[tool.env.name] : undefined;
+    if (tool?.approval === "always" && (named || session.hostId)) {
+      // An approval gate: journaled with its input's hash, dispatched only once approved.
+      const hostId = named ?? session.hostId;
+      const call = { ...base, hostId, connectionId: null, state: "awaiting", executor: "host" } as const;
+      return {
+        kind: "tool_call_started",
+        payload: { ...payload, approval: { inputHash: inputHash(payload.input) } },
+        call,
+      };
+    }
     if (named) {
       // A named host: pending, and every server holding one of its replicas is told (the
       // commit's host key) and claims its fair share for them.

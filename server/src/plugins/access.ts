@@ -38,6 +38,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /v1/sessions/:id/chat/stream": "session",
   "POST /v1/sessions/:id/cancel": "session",
   "POST /v1/sessions/:id/calls/:seq/cancel": "session",
+  // Approval gates: the session's owner (its application token) or the operator decides.
+  "GET /v1/sessions/:id/approvals": "session",
+  "POST /v1/sessions/:id/calls/:seq/approve": "session",
+  "POST /v1/sessions/:id/calls/:seq/deny": "session",
   // Brain as an MCP server; tasks are further scoped to the principal that created them.
   "POST /v1/sessions/:id/mcp": "session",
   "GET /v1/sessions/:id/mcp": "session",

@@ -41,6 +41,12 @@ export async function checkPlacements(
     }
     envs.set(t.env.name, t.env);
     checkSchemas(t);
+    if (t.approval && (t.env.type !== "host" || t.env.url)) {
+      throw new BrainError(
+        "invalid_request",
+        `${t.name}: approval gates are for tools a host runs over its connection; this one Brain runs itself.`,
+      );
+    }
     if (t.env.type !== "http" && specs.has(t.env.name)) {
       throw new BrainError(
         "duplicate_environment",

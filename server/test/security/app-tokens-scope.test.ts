@@ -75,6 +75,19 @@ const SESSION_ROUTES: Record<string, SessionCase> = {
   },
   "GET /v1/sessions/:id/chat/stream": { path: (f) => `/v1/sessions/${f.session}/chat/stream`, ok: 200, stream: true },
   "HEAD /v1/sessions/:id/chat/stream": { path: (f) => `/v1/sessions/${f.session}/chat/stream`, ok: 200, stream: true },
+  "GET /v1/sessions/:id/approvals": { path: (f) => `/v1/sessions/${f.session}/approvals`, ok: 200 },
+  "HEAD /v1/sessions/:id/approvals": { path: (f) => `/v1/sessions/${f.session}/approvals`, ok: 200 },
+  // The fixture's call does not wait for approval: its owner is told so, as the operator is.
+  "POST /v1/sessions/:id/calls/:seq/approve": {
+    path: (f) => `/v1/sessions/${f.session}/calls/${f.call}/approve`,
+    body: {},
+    ok: 409,
+  },
+  "POST /v1/sessions/:id/calls/:seq/deny": {
+    path: (f) => `/v1/sessions/${f.session}/calls/${f.call}/deny`,
+    body: {},
+    ok: 409,
+  },
   "POST /v1/sessions/:id/cancel": { path: (f) => `/v1/sessions/${f.session}/cancel`, ok: 200 },
   "POST /v1/sessions/:id/calls/:seq/cancel": {
     path: (f) => `/v1/sessions/${f.session}/calls/${f.call}/cancel`,

@@ -1,0 +1,120 @@
+import { BrainError, errorOutcome, type PendingApproval, type RecordPayload } from "@aexhq/brain-contracts";
+import type { Sql, TransactionSql } from "postgres";
+import { type CommitKeys, emptyKeys, mergeKeys, Touch } from "../commit-keys.js";
+import { tables } from "../tables.js";
+import type { WriteOp } from "../writer/index.js";
+import { appendRecords } from "./append.js";
+import { endCalls } from "./end-calls.js";
+
+/** The session's calls waiting for a decision, in call order (the `approvals` view). */
+export async function listApprovals(sql: Sql, sessionId: string): Promise<PendingApproval[]> {
+  const brain = tables(sql);
+  const rows = await sql<
+    {
+      call: number;
+      tool: string;
+      call_id: string;
+      input: PendingApproval["input"];
+      input_hash: string;
+      deadline: number | null;
+      requested_at: Date;
+    }[]
+  >`
+    SELECT call, tool, call_id, input, input_hash, requested_at,
+           (extract(epoch FROM deadline_at) * 1000)::float8 AS deadline
+    FROM ${brain.approvals} WHERE session_id = ${sessionId} ORDER BY call`;
+  return rows.map((r) => ({
+    call: Number(r.call),
+    tool: r.tool,
+    callId: r.call_id,
+    input: r.input,
+    inputHash: r.input_hash,
+    deadline: r.deadline,
+    requestedAt: r.requested_at.toISOString(),
+  }));
+}
+
+export interface Decision {
+  /** Who decided: "operator", or the application token's id. */
+  by: string;
+  /** Approved with this input instead of the model's (already checked against the tool's schema). */
+  input?: unknown;
+  reason?: string;
+}
+
+/** The waiting call, locked, or call_not_waiting: decided already, ended, or no such call. */
+async function waiting(tx: TransactionSql, sessionId: string, seq: number): Promise<{ hostId: string | null }> {
+  const brain = tables(tx);
+  const [row] = await tx<{ host_id: string | null }[]>`
+    SELECT host_id FROM ${brain.calls}
+    WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'awaiting' FOR UPDATE`;
+  if (!row) throw new BrainError("call_not_waiting");
+  return { hostId: row.host_id };
+}
+
+function decided(seq: number, decision: "approved" | "denied", d: Decision): RecordPayload<"approval_decided"> {
+  return {
+    call: seq,
+    decision,
+    by: d.by,
+    ...(d.input !== undefined ? { input: d.input } : {}),
+    ...(d.reason !== undefined ? { reason: d.reason } : {}),
+  };
+}
+
+/**
+ * Approves a waiting call: approval_decided is journaled and the call becomes pending (with the
+ * edited input, if any), in one transaction; its host's servers are told (the commit's host key)
+ * and whichever holds a connection serving the session claims and sends it, once.
+ */
+export function approveCall(
+  sessionId: string,
+  seq: number,
+  d: Decision,
+): WriteOp<{ sequence: number; hostId: string | null }> {
+  return {
+    exclusive: true,
+    keys: (r): CommitKeys => {
+      const keys = emptyKeys();
+      keys.sessions.set(sessionId, Touch.other);
+      if (r.hostId) keys.hosts.add(r.hostId);
+      return keys;
+    },
+    run: async (tx) => {
+      const { hostId } = await waiting(tx, sessionId, seq);
+      const appended = await appendRecords(sessionId, [
+        { kind: "approval_decided", payload: decided(seq, "approved", d) },
+      ]).run(tx);
+      const brain = tables(tx);
+      const input = d.input === undefined ? null : JSON.stringify(d.input);
+      await tx`
+        UPDATE ${brain.calls} SET state = 'pending', approved_input = ${input}::text::jsonb
+        WHERE session_id = ${sessionId} AND seq = ${seq}`;
+      return { sequence: appended.records[0]!.seq, hostId };
+    },
+  };
+}
+
+/** Denies a waiting call: approval_decided, then the call ends with a `denied` error the model reads. */
+export function denyCall(sessionId: string, seq: number, d: Decision): WriteOp<{ sequence: number }> {
+  const message = d.reason ? `Denied: ${d.reason}` : "A person denied this call.";
+  const end = endCalls({ sessionId, seqs: [seq] }, errorOutcome("denied", message));
+  let endKeys = emptyKeys();
+  return {
+    exclusive: true,
+    keys: () => {
+      const keys = emptyKeys();
+      keys.sessions.set(sessionId, Touch.observation);
+      mergeKeys(keys, endKeys);
+      return keys;
+    },
+    run: async (tx) => {
+      await waiting(tx, sessionId, seq);
+      const appended = await appendRecords(sessionId, [
+        { kind: "approval_decided", payload: decided(seq, "denied", d) },
+      ]).run(tx);
+      endKeys = end.keys(await end.run(tx));
+      return { sequence: appended.records[0]!.seq };
+    },
+  };
+}
