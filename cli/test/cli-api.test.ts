@@ -174,3 +174,22 @@ describe("brain approvals", () => {
     expect((await brain(["approvals", "deny", session.id], env)).code).toBe(2);
   });
 });
+
+describe("brain sessions fork", () => {
+  it("forks a session at a sequence, with another model, and prints the fork", async () => {
+    const session = await client.sessions.create({ model: scripted({ text: "first answer" }) });
+    await session.send("hello");
+    // After the first turn: the fork's next turn is its model's first.
+    const at = (await client.sessions.get(session.id)).info.lastSequence;
+    const model = JSON.stringify(scripted({ text: "other answer" }));
+    const forked = await brain(["sessions", "fork", session.id, "--at", String(at), "--model", model, "--json"], env);
+    expect(forked.code).toBe(0);
+    const fork = json<{ id: string; forkedFrom: unknown }>(forked);
+    expect(fork.forkedFrom).toEqual({ session: session.id, sequence: at });
+    await expect((await client.sessions.get(fork.id)).send("again")).resolves.toBe("other answer");
+    const plain = await brain(["sessions", "fork", session.id, "--at", "1"], env);
+    expect(plain.output).toMatch(new RegExp(`^[0-9a-f-]{36} \\(forked from ${session.id} at 1\\)$`, "m"));
+    expect((await brain(["sessions", "fork", session.id], env)).code).toBe(2);
+    expect((await brain(["sessions", "fork", session.id, "--at", "999"], env)).code).toBe(1);
+  });
+});

@@ -238,6 +238,8 @@ export const SessionSchema = z.object({
   metadata: z.record(z.string(), z.string()),
   createdAt: z.string(),
   endedAt: z.string().nullable(),
+  /** A fork's source and the last of its records the fork began with; absent for other sessions. */
+  forkedFrom: z.object({ session: Uuid, sequence: z.number().int().positive() }).optional(),
 });
 
 export const SessionListSchema = z.object({
@@ -445,3 +447,12 @@ export const PendingApprovalSchema = z.object({
 });
 export const PendingApprovalListSchema = z.object({ approvals: z.array(PendingApprovalSchema) });
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
+
+/**
+ * A fork: a new session whose journal is this one's up to `at` (what was open then is closed in
+ * the fork's journal), with the same tools, served as any session's; `model` replaces the model.
+ */
+export const ForkSessionBodySchema = z.strictObject({
+  at: z.number().int().positive(),
+  model: ModelConfigSchema.optional(),
+});

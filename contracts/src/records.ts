@@ -53,6 +53,15 @@ export const SessionCreatedSchema = z.looseObject({
   deadline: z.number().optional(),
   namedHosts: z.array(z.string()).optional(),
   mcpTools: z.array(z.unknown()).optional(),
+  /** A fork's: the session and the sequence its journal was copied from. */
+  forkedFrom: z
+    .looseObject({
+      session: z.string(),
+      sequence: seq,
+      /** With a model of its own: the Agentloop model calls copied, which that model did not answer. */
+      modelCalls: z.number().int().min(0).optional(),
+    })
+    .optional(),
 });
 
 export const UserMessageSchema = z.looseObject({ text: z.string(), deadline: z.number().optional() });

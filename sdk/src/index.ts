@@ -60,8 +60,10 @@ export {
 export { type EventsOptions, type RequestOptions, type SendOptions, Session, type SessionInfo } from "./session.js";
 export type {
   CreateSessionParams,
+  ForkOptions,
   GetSessionOptions,
   ListSessionsOptions,
+  ReplayOptions,
   SessionPage,
   Sessions,
 } from "./sessions.js";

@@ -5,8 +5,10 @@ import {
   CreateSessionBodySchema,
   type EnvironmentControl,
   type EnvironmentSpec,
+  ForkSessionBodySchema,
   type McpServerSpec,
   type ModelConfig,
+  type ScriptStep,
   SessionListSchema,
   SessionSchema,
   SessionToolsSchema,
@@ -16,6 +18,24 @@ import { isMcpTools, type McpTools, mcpServerSpecOf } from "./mcp.js";
 import { placementDifferences } from "./reattach.js";
 import { type RequestOptions, Session, type SessionDeps } from "./session.js";
 import { componentOf, isPlacedTool, type PlacedTool } from "./tool.js";
+
+export interface ForkOptions {
+  /** The last record of the source the fork keeps. */
+  at: number;
+  /** Another model for the fork (its credentials sealed for the fork); absent: the source's. */
+  model?: ModelConfig;
+  /** The fork's host tools, served by this client (the same declarations as the source's). */
+  tools?: PlacedTool[];
+}
+
+export interface ReplayOptions {
+  /** The last record of the recorded session the replay keeps. */
+  at: number;
+  /** The scripted model's answers, from the fork on. */
+  script: ScriptStep[];
+  toolScript?: ScriptStep[];
+  tools?: PlacedTool[];
+}
 
 export interface CreateSessionParams {
   /**
@@ -153,6 +173,35 @@ export class Sessions {
       }
     }
     return new Session(info, this.#deps);
+  }
+
+  /**
+   * Forks session `id` at sequence `at`: a new session whose journal is the source's up to `at`
+   * (what was open there is closed in the fork's journal), with the same tools and host, and
+   * `model` instead of the source's when given. Its next turn runs on the forked conversation;
+   * with `tools`, this client serves the fork's host tools at once (as `get(id, { tools })`).
+   * The source is unchanged.
+   */
+  async fork(id: string, options: ForkOptions): Promise<Session> {
+    const body = ForkSessionBodySchema.safeParse({ at: options.at, model: options.model });
+    if (!body.success) throw new BrainError("invalid_request", "The fork is invalid.", body.error.issues);
+    const info = await this.#deps.http.request("POST", `/v1/sessions/${encodeURIComponent(id)}/fork`, {
+      body: body.data,
+      schema: SessionSchema,
+    });
+    if (options.tools === undefined) return new Session(info, this.#deps);
+    return this.get(info.id, { tools: options.tools });
+  }
+
+  /**
+   * Replays a recorded session for a test: a fork at `at` whose model is the scripted provider
+   * (`script` answers its Agentloop's calls from the fork on, `toolScript` its tools' `ctx.model`),
+   * so a production session becomes a regression test that needs no provider.
+   */
+  replay(id: string, options: ReplayOptions): Promise<Session> {
+    const { at, script, toolScript, tools } = options;
+    const model = { provider: "scripted" as const, script, ...(toolScript ? { toolScript } : {}) };
+    return this.fork(id, { at, model, ...(tools ? { tools } : {}) });
   }
 
   /** The wire placements; component tools' files are uploaded (once per server) on the way. */

@@ -4,6 +4,7 @@
 import { ApiError, followEvents, getJson } from "./api.js";
 import { approvalControls } from "./approvals.js";
 import { badge, between, brief, clock, dateTime, duration, h, pretty, replace } from "./dom.js";
+import { forkButton } from "./fork.js";
 import { isRecordKind, labelOf, summarize, tokens } from "./records.js";
 
 /** @typedef {import("./records.js").JournalEvent} JournalEvent */
@@ -87,6 +88,7 @@ export function mountTimeline(view, sessionId) {
         { class: "body" },
         h("div", { class: "summary" }, summarize(event, context)),
         payloadDetails(event.payload),
+        forkButton(sessionId, seq),
       ),
     );
     follow(event, el);

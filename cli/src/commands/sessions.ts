@@ -5,13 +5,14 @@ import type { CliEnv } from "../config.js";
 import { UsageError } from "../errors.js";
 import { cell, out, printJson, printTable, truncate } from "../output.js";
 
-/** `brain sessions ls | show <id> | tail <id>`, through the HTTP API (BRAIN_URL, BRAIN_TOKEN). */
+/** `brain sessions ls | show <id> | tail <id> | fork <id> --at N`, through the HTTP API (BRAIN_URL, BRAIN_TOKEN). */
 export async function sessionsCommand(args: string[], env: CliEnv): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === "ls") return ls(rest, env);
   if (sub === "show") return show(rest, env);
   if (sub === "tail") return tail(rest, env);
-  throw new UsageError(`sessions: expected ls, show or tail${sub ? `, not ${sub}` : ""}`);
+  if (sub === "fork") return fork(rest, env);
+  throw new UsageError(`sessions: expected ls, show, tail or fork${sub ? `, not ${sub}` : ""}`);
 }
 
 async function ls(args: string[], env: CliEnv): Promise<number> {
@@ -48,6 +49,33 @@ function oneId(args: string[], what: string, options: NonNullable<ParseArgsConfi
   const [id, ...extra] = parsed.positionals;
   if (!id || extra.length > 0) throw new UsageError(`${what}: expected one session id`);
   return { id: encodeURIComponent(id), values: parsed.values as Record<string, string | boolean | undefined> };
+}
+
+/**
+ * A fork of the session at `--at` (the last record it keeps), with `--model` (a model
+ * configuration as JSON) instead of the source's when given; prints the fork's id.
+ */
+async function fork(args: string[], env: CliEnv): Promise<number> {
+  const { id, values } = oneId(args, "sessions fork", { at: { type: "string" }, model: { type: "string" } });
+  const at = Number(values.at);
+  if (!Number.isInteger(at) || at < 1) throw new UsageError("sessions fork: --at <sequence> is required");
+  let model: unknown;
+  if (typeof values.model === "string") {
+    try {
+      model = JSON.parse(values.model);
+    } catch {
+      throw new UsageError("sessions fork: --model must be JSON");
+    }
+  }
+  const session = await api<Session>(
+    env,
+    "POST",
+    `/v1/sessions/${id}/fork`,
+    model === undefined ? { at } : { at, model },
+  );
+  if (values.json) printJson(session);
+  else out(`${session.id} (forked from ${decodeURIComponent(id)} at ${at})`);
+  return 0;
 }
 
 /** The session and its most recent records. */

@@ -12,6 +12,7 @@ import {
   CreateSessionBodySchema,
   DenyCallBodySchema,
   EventsQuerySchema,
+  ForkSessionBodySchema,
   JournalEventSchema,
   ListSessionsQuerySchema,
   PendingApprovalListSchema,
@@ -88,6 +89,7 @@ const CreateTokenBody = CreateTokenBodySchema.meta({ id: "CreateTokenBody" });
 const UpdateTokenBody = UpdateTokenBodySchema.meta({ id: "UpdateTokenBody" });
 const CreatedToken = CreatedTokenSchema.meta({ id: "CreatedToken" });
 const JournalEvent = JournalEventSchema.meta({ id: "JournalEvent" });
+const ForkSessionBody = ForkSessionBodySchema.meta({ id: "ForkSessionBody" });
 const PendingApprovalList = PendingApprovalListSchema.meta({ id: "PendingApprovalList" });
 const ApprovalDecision = ApprovalDecisionSchema.meta({ id: "ApprovalDecision" });
 const ChatRequest = ChatRequestSchema.meta({ id: "ChatRequest" });
@@ -347,6 +349,16 @@ export const HTTP_ROUTES: Readonly<Record<string, RouteDescription>> = {
     params: z.strictObject({ id: Uuid, seq: z.coerce.number().int().positive() }),
     responses: { 200: { description: "Whether it was cancelled.", schema: CancelCallResult } },
     errors: [...SESSION, ...WRITE, "call_not_found"],
+  },
+  "POST /v1/sessions/:id/fork": {
+    summary: "Fork a session at a sequence",
+    description:
+      "A new session whose journal is this one's up to `at` (what was open there is closed in the fork's journal: tool calls cancelled with cause forked, a model call unknown, the activation cancelled), with the same tools and host; `model` replaces the model. Its session_created and forkedFrom name the source and sequence.",
+    auth: "token",
+    params: SessionParams,
+    body: ForkSessionBody,
+    responses: { 201: { description: "The fork.", schema: Session } },
+    errors: [...SESSION, ...BODY, ...WRITE],
   },
   "GET /v1/sessions/:id/approvals": {
     summary: "Calls waiting for approval",

@@ -71,6 +71,7 @@ export {
   replaceEnvironment,
   type StoredEnvironment,
 } from "../ops/environments.js";
+export { type ForkSpec, forkSession, sessionSecrets } from "../ops/fork-session.js";
 export { closeConnection, hostAuth, hostExists, insertHost, openConnection } from "../ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "../ops/idempotency.js";
 export { journalsBehind } from "../ops/journals-behind.js";

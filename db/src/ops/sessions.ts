@@ -24,6 +24,9 @@ export interface SessionRow {
   token_id: string | null;
   created_at: Date;
   ended_at: Date | null;
+  /** A fork's source session and the last sequence copied from it. */
+  forked_from?: string | null;
+  forked_at?: number | null;
 }
 
 export interface NewSession {

@@ -306,7 +306,7 @@ export class SessionActor {
         { messages: this.state.conversation, tools: this.modelTools() },
         {
           signal: this.abort.signal,
-          index: this.state.modelCalls - 1,
+          index: this.state.modelCalls - 1 - this.state.inheritedModelCalls,
           origin: "agentloop",
           attempts,
           deadline: callerDeadline(this.state),

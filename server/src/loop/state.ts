@@ -57,6 +57,11 @@ export interface LoopState {
   ended: boolean;
   /** The session's caller deadline (epoch ms) from session_created, or null. */
   sessionDeadline: number | null;
+  /**
+   * A fork with a model of its own: the Agentloop model calls it copied from its source, which its
+   * model did not answer (the scripted provider's steps count from after them).
+   */
+  inheritedModelCalls: number;
   /** Messages waiting for their activation, each with its turn's caller deadline. */
   messages: { seq: number; text: string; deadline: number | null }[];
   activation: ActivationState | null;
@@ -84,6 +89,7 @@ export function initialState(): LoopState {
     lastSeq: 0,
     ended: false,
     sessionDeadline: null,
+    inheritedModelCalls: 0,
     messages: [],
     activation: null,
     calls: new Map(),
@@ -138,12 +144,30 @@ function feedRound(state: LoopState): void {
   a.round = [];
 }
 
+/**
+ * The model's last tool calls get their answers in the conversation however the turn ended
+ * (cancelled, failed, or closed by a fork): providers refuse a conversation with a tool call left
+ * unanswered. A call still running is answered so, and its later end is no news to the model.
+ */
+function closeRound(state: LoopState): void {
+  const a = state.activation;
+  if (!a) return;
+  for (const seq of a.round) {
+    const call = state.calls.get(seq);
+    if (!call || call.fed) continue;
+    const content = call.state === "ended" ? renderCall(call) : "The turn ended before this call finished.";
+    state.conversation.push({ role: "tool", toolCallId: call.callId, name: call.tool, content });
+  }
+  a.round = [];
+}
+
 type Fold<K extends BrainRecordKind> = (state: LoopState, seq: number, p: RecordPayload<K>) => void;
 
 /** What each record kind the Agentloop reads does to its state; any other kind only advances lastSeq. */
 const FOLDS: { [K in BrainRecordKind]?: Fold<K> } = {
   session_created: (state, _seq, p) => {
     state.sessionDeadline = p.deadline ?? null;
+    state.inheritedModelCalls = p.forkedFrom?.modelCalls ?? 0;
   },
   user_message: (state, seq, p) => {
     state.messages.push({ seq, text: p.text, deadline: p.deadline ?? null });
@@ -198,6 +222,7 @@ const FOLDS: { [K in BrainRecordKind]?: Fold<K> } = {
   },
   tool_call_ended: foldCallEnded,
   activation_ended: (state) => {
+    closeRound(state);
     // Calls of this turn that ended without being shown (a cancelled or failed turn) never will be.
     const a = state.activation;
     if (a)

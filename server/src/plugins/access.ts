@@ -30,6 +30,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   "GET /v1/sessions/:id": "session",
   "GET /v1/sessions/:id/tools": "session",
   "POST /v1/sessions/:id/end": "session",
+  // A fork belongs to the source's owner (its token), as the source does.
+  "POST /v1/sessions/:id/fork": "session",
   "DELETE /v1/sessions/:id": "session",
   "POST /v1/sessions/:id/messages": "session",
   "GET /v1/sessions/:id/events": "session",

@@ -1,6 +1,7 @@
 import {
   BrainError,
   CreateSessionBodySchema,
+  ForkSessionBodySchema,
   ListSessionsQuerySchema,
   type Session,
   type ToolPlacement,
@@ -18,6 +19,7 @@ import type { FastifyInstance } from "fastify";
 import { ownerFilter } from "../plugins/auth.js";
 import { parseInput } from "../plugins/validate.js";
 import { createSessionFor } from "../sessions/create.js";
+import { forkSessionFor } from "../sessions/fork.js";
 import { idempotencyKey, SessionParamsSchema } from "./params.js";
 
 export function toSession(row: SessionRow): Session {
@@ -30,6 +32,9 @@ export function toSession(row: SessionRow): Session {
     metadata: row.metadata,
     createdAt: row.created_at.toISOString(),
     endedAt: row.ended_at ? row.ended_at.toISOString() : null,
+    ...(row.forked_from && row.forked_at
+      ? { forkedFrom: { session: row.forked_from, sequence: Number(row.forked_at) } }
+      : {}),
   };
 }
 
@@ -39,6 +44,13 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
   app.post("/v1/sessions", async (request, reply) => {
     const body = parseInput(CreateSessionBodySchema, request.body);
     const row = await createSessionFor(rt, request.principal, body, idempotencyKey(request.headers));
+    return reply.status(201).send(toSession(row));
+  });
+
+  app.post("/v1/sessions/:id/fork", async (request, reply) => {
+    const { id } = parseInput(SessionParamsSchema, request.params);
+    const body = parseInput(ForkSessionBodySchema, request.body);
+    const row = await forkSessionFor(rt, request.principal, id, body);
     return reply.status(201).send(toSession(row));
   });
 

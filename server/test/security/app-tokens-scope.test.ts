@@ -97,6 +97,7 @@ const SESSION_ROUTES: Record<string, SessionCase> = {
   "GET /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ok: 405, jsonRpc: true },
   "HEAD /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ok: 405 },
   "DELETE /v1/sessions/:id/mcp": { path: (f) => `/v1/sessions/${f.session}/mcp`, ok: 405, jsonRpc: true },
+  "POST /v1/sessions/:id/fork": { path: (f) => `/v1/sessions/${f.session}/fork`, body: { at: 1 }, ok: 201 },
   "POST /v1/sessions/:id/end": { path: (f) => `/v1/sessions/${f.session}/end`, ok: 200 },
   "DELETE /v1/sessions/:id": { path: (f) => `/v1/sessions/${f.session}`, ok: 204 },
 };

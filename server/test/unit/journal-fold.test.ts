@@ -165,6 +165,40 @@ describe("the journal fold", () => {
     expect(state.backlog).toEqual([]);
   });
 
+  it("answers every tool call of a turn that ended before the model saw the results", () => {
+    const state = replay([
+      ["user_message", { text: "go" }],
+      ["activation_started", { cause: "user_message", message: 1 }],
+      ["model_call_started", { activation: 2, origin: { type: "agentloop" } }],
+      [
+        "model_call_ended",
+        {
+          call: 3,
+          outcome: { status: "ok" },
+          response: {
+            text: "",
+            toolCalls: [
+              { id: "c1", name: "quick", input: {} },
+              { id: "c2", name: "watch", input: {} },
+            ],
+          },
+        },
+      ],
+      call(2, "quick", "c1"),
+      call(2, "watch", "c2"),
+      ["tool_call_ended", { call: 5, outcome: { status: "cancelled" } }],
+      ["activation_ended", { activation: 2, message: 1, status: "cancelled", text: "" }],
+    ]);
+    // Providers refuse a tool call left without its answer: both are answered, the ended one with
+    // its outcome, the running one as unfinished; the running one's end is no news later.
+    expect(state.conversation.slice(2)).toEqual([
+      { role: "tool", toolCallId: "c1", name: "quick", content: JSON.stringify({ status: "cancelled" }) },
+      { role: "tool", toolCallId: "c2", name: "watch", content: "The turn ended before this call finished." },
+    ]);
+    fold(state, { seq: 9, kind: "tool_call_ended", payload: { call: 6, outcome: { status: "cancelled" } } });
+    expect(state.backlog).toEqual([]);
+  });
+
   it("does not count a tool's own model call as the Agentloop's, but charges it to the activation", () => {
     const state = replay([
       ["user_message", { text: "go" }],

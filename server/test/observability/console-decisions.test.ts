@@ -1,6 +1,7 @@
-// The console's approval buttons in a real headless Chromium: a turn whose two calls wait at an
-// approval gate; the operator approves one and denies the other (with a reason) from the session's
-// timeline; the approved call runs once, the denied one never reaches the host, and the buttons go.
+// The console's decisions in a real headless Chromium: a turn whose two calls wait at an approval
+// gate, one approved and one denied (with a reason) from the session's timeline (the approved call
+// runs once, the denied one never reaches the host, and the buttons go); and a fork made from a
+// record of a timeline, which opens the fork's own.
 import { Brain, tool } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -79,5 +80,34 @@ describe("the console's approval gate", () => {
         { call: waiting[1]!.call, decision: "denied", by: "operator", reason: "unknown payee" },
       ]),
     );
+  }, 120_000);
+
+  it("forks a session from a record of its timeline and opens the fork", async () => {
+    const session = await client.sessions.create({
+      model: { provider: "scripted", script: [{ text: "first" }, { text: "second" }] },
+    });
+    await session.send("one");
+    await session.send("two");
+    const journal = await journalOf(server.db.sql, session.id);
+    const firstEnd = journal.find((r) => r.kind === "activation_ended")!;
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      page.setDefaultTimeout(UI_MS);
+      await page.goto(`${server.url}/console/#/sessions/${session.id}`);
+      await page.locator("#token").fill(server.token);
+      await page.locator("#token-form button[type=submit]").click();
+      await page.locator(`#timeline li[data-seq="${firstEnd.seq}"] button.fork`).click();
+      // The fork's timeline: its records are the source's up to there, and no further.
+      await page.waitForURL((url) => url.hash.startsWith("#/sessions/") && !url.hash.includes(session.id));
+      const forkId = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
+      await page.locator(`#timeline li[data-seq="${firstEnd.seq}"]`).waitFor();
+      expect(await page.locator("#timeline li").count()).toBe(Number(firstEnd.seq));
+      const [row] = await server.db.sql<{ forked_from: string; forked_at: number }[]>`
+        SELECT forked_from, forked_at::int AS forked_at FROM brain.sessions WHERE id = ${forkId}`;
+      expect(row).toEqual({ forked_from: session.id, forked_at: Number(firstEnd.seq) });
+    } finally {
+      await browser.close();
+    }
   }, 120_000);
 });
