@@ -10,6 +10,8 @@ const MAX_NOTIFY_UNITS = 1_000;
 const MAX_KEPT_UNITS = 64 * 1024;
 /** Calls whose text is kept; past it the oldest is dropped (its followers see a gap, then the journal). */
 const MAX_KEPT_CALLS = 1_000;
+/** NOTIFYs waiting to be sent, at most (see LiveText.send). */
+const MAX_QUEUED = 1_000;
 /** A call kept longer was surely ended by a server that died before saying so. */
 const MAX_KEPT_MS = 10 * 60_000;
 
@@ -52,6 +54,8 @@ export class LiveText {
   /** Text so far of calls in flight, by session then call; insertion order is age. */
   private readonly kept = new Map<string, { sessionId: string; call: number; text: string; at: number }>();
   private sending: Promise<void> = Promise.resolve();
+  /** NOTIFYs queued and not yet sent: past MAX_QUEUED (a database away), more are dropped. */
+  private queued = 0;
 
   constructor(private readonly deps: LiveTextDeps) {}
 
@@ -128,10 +132,20 @@ export class LiveText {
     this.send({ o: this.deps.origin, s: sessionId, c: call, i: offset, t: "", e: 1 });
   }
 
-  /** One at a time, in order: NOTIFYs sent on different connections could overtake each other. */
+  /**
+   * One at a time, in order: NOTIFYs sent on different connections could overtake each other.
+   * Live text is best effort: while the database is away, what cannot be queued is dropped.
+   */
   private send(wire: z.infer<typeof WireSchema>): void {
+    if (this.queued >= MAX_QUEUED) return;
+    this.queued++;
     const payload = JSON.stringify(wire);
-    this.sending = this.sending.then(() => this.deps.notify(payload).catch((error) => this.deps.onError(error)));
+    this.sending = this.sending.then(() =>
+      this.deps
+        .notify(payload)
+        .catch((error) => this.deps.onError(error))
+        .finally(() => this.queued--),
+    );
   }
 
   private keep(sessionId: string, call: number, offset: number, text: string): void {
