@@ -2,6 +2,7 @@
 // OpenAI-compatible servers, Azure OpenAI, Amazon Bedrock), each against a local fake speaking its
 // wire format: a tool-calling answer with live text and usage, a conversation with tool results,
 // retries of 429s, and failures with the documented codes and no secret in any message.
+import { ModelConfigSchema } from "@aexhq/brain-contracts";
 import { createProvider, type ModelAttempt, type ProviderRequest } from "@aexhq/brain-core/models";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AI_PROVIDER_KINDS } from "../../../testkit/ai-provider-kinds.js";
@@ -20,7 +21,7 @@ describe.each(AI_PROVIDER_KINDS)("$provider", (kind) => {
     await fake?.close();
   });
   const model = (extra: Record<string, unknown> = {}) =>
-    createProvider({ ...kind.config(fake.url, KEY), ...extra } as never, transport);
+    createProvider(ModelConfigSchema.parse({ ...kind.config(fake.url, KEY), ...extra }), transport);
 
   it("answers a tool-calling request: its tools on the wire, the calls, the usage, the text live", async () => {
     fake.reply({ text: "Let me look.", toolCalls: [{ id: "call_7", name: "search", input: { q: "x" } }] });
