@@ -1,9 +1,7 @@
-import { Backoff } from "./backoff.js";
 import { BrainError, type JournalEvent, LiveDeltaSchema, payloadOf, type RecordedOutcome } from "./contracts.js";
 import type { HttpClient } from "./http-client.js";
-import { ndjsonLines } from "./ndjson.js";
 import { readEvent } from "./parse-event.js";
-import { delay, judge, TRANSIENT, TURN_RECONNECT_WINDOW_MS } from "./turn.js";
+import { journalLines, judge } from "./turn.js";
 
 /**
  * What `session.stream` yields, in order, for one turn:
@@ -30,34 +28,11 @@ export async function* streamTurn(
   signal?: AbortSignal,
 ): AsyncGenerator<TurnStreamPart> {
   const turn = new TurnParts(messageSeq);
-  const backoff = new Backoff();
-  let failingSince: number | null = null;
-  for (;;) {
-    signal?.throwIfAborted();
-    try {
-      const query = { after: turn.after, follow: true, live: true };
-      const response = await http.fetch("GET", `${sessionPath}/events`, { query, signal });
-      failingSince = null;
-      for await (const line of ndjsonLines(response.body ?? new ReadableStream())) {
-        const parts = turn.read(line);
-        for (const part of parts) yield part;
-        if (parts.at(-1)?.type === "finish") return;
-        backoff.reset();
-      }
-    } catch (err) {
-      if (signal?.aborted || err instanceof TurnOver) throw err instanceof TurnOver ? err.error : err;
-      if (err instanceof BrainError && !TRANSIENT.has(err.code)) throw err;
-      failingSince ??= Date.now();
-      if (Date.now() - failingSince > TURN_RECONNECT_WINDOW_MS) throw err;
-    }
-    await delay(backoff.next(), signal);
-  }
-}
-
-/** The turn's end as an error, thrown past the reconnection logic. */
-class TurnOver extends Error {
-  constructor(readonly error: BrainError) {
-    super(error.message);
+  const query = () => ({ after: turn.after, follow: true, live: true });
+  for await (const line of journalLines(http, sessionPath, query, signal)) {
+    const parts = turn.read(line);
+    for (const part of parts) yield part;
+    if (parts.at(-1)?.type === "finish") return;
   }
 }
 
@@ -79,9 +54,9 @@ class TurnParts {
     const delta = LiveDeltaSchema.safeParse(json);
     if (delta.success) return this.delta(delta.data);
     const event = readEvent(line);
-    if (event instanceof BrainError) throw new TurnOver(event);
+    if (event instanceof BrainError) throw event;
     const verdict = judge(event, this.messageSeq);
-    if (verdict && "error" in verdict) throw new TurnOver(verdict.error);
+    if (verdict && "error" in verdict) throw verdict.error;
     this.after = event.sequence;
     if (verdict) return [{ type: "finish", sequence: event.sequence, text: verdict.text }];
     return this.record(event);

@@ -21,7 +21,7 @@ import { readEvent } from "./parse-event.js";
 export const TURN_RECONNECT_WINDOW_MS = 120_000;
 
 /** What a failure while following the journal means for the wait. */
-export const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
+const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
   "request_failed",
   "not_ready",
   "internal_error",
@@ -35,7 +35,7 @@ export const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
 export const SEND_WAIT_MS = 10_000;
 
 /** The journal answered the turn: with its text, or with the error `send` rejects with. */
-export type Verdict = { text: string } | { error: BrainError };
+type Verdict = { text: string } | { error: BrainError };
 
 /**
  * The answer to `send`, from the response to its message post (`waitMs`, see SEND_WAIT_MS): the
@@ -84,24 +84,39 @@ export async function awaitTurn(
   signal?: AbortSignal,
 ): Promise<string> {
   let after = messageSeq;
+  for await (const line of journalLines(http, sessionPath, () => ({ after, follow: true }), signal)) {
+    const event = readEvent(line);
+    // A malformed event would be malformed again after a reconnection: not worth retrying.
+    if (event instanceof BrainError) throw event;
+    const verdict = judge(event, messageSeq);
+    if (verdict && "error" in verdict) throw verdict.error;
+    if (verdict) return verdict.text;
+    after = event.sequence;
+  }
+  throw new BrainError("request_failed", "The event stream ended.");
+}
+
+/**
+ * The lines of a session's event stream, followed for as long as the caller reads: a stream that
+ * ends, breaks or cannot be opened (a restart, a fail-over) is opened again with `query()` (the
+ * caller's cursor), with backoff, until Brain has been unreachable for TURN_RECONNECT_WINDOW_MS.
+ * Brain's own refusals (not TRANSIENT) and the caller's abort end it with their error.
+ */
+export async function* journalLines(
+  http: HttpClient,
+  sessionPath: string,
+  query: () => Record<string, string | number | boolean>,
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
   const backoff = new Backoff();
   let failingSince: number | null = null;
   for (;;) {
     signal?.throwIfAborted();
-    let verdict: Verdict | null = null;
     try {
-      const response = await http.fetch("GET", `${sessionPath}/events`, { query: { after, follow: true }, signal });
+      const response = await http.fetch("GET", `${sessionPath}/events`, { query: query(), signal });
       failingSince = null;
       for await (const line of ndjsonLines(response.body ?? new ReadableStream())) {
-        const event = readEvent(line);
-        if (event instanceof BrainError) {
-          // A malformed event would be malformed again after a reconnection: not worth retrying.
-          verdict = { error: event };
-          break;
-        }
-        verdict = judge(event, messageSeq);
-        if (verdict) break;
-        after = event.sequence;
+        yield line;
         backoff.reset();
       }
     } catch (err) {
@@ -111,8 +126,6 @@ export async function awaitTurn(
       failingSince ??= Date.now();
       if (Date.now() - failingSince > TURN_RECONNECT_WINDOW_MS) throw err;
     }
-    if (verdict && "error" in verdict) throw verdict.error;
-    if (verdict) return verdict.text;
     await delay(backoff.next(), signal);
   }
 }
@@ -144,7 +157,7 @@ function verdictOf(
   return { error: new BrainError("request_failed", `The turn failed: ${String(error.code ?? "no code")}.`, details) };
 }
 
-export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       clearTimeout(timer);

@@ -22,12 +22,12 @@ import {
 } from "@aexhq/brain-contracts";
 import { endUnknownWhenBack, endWithInvalidOutput, journalBudgetRefusal } from "@aexhq/brain-core/calls";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
+import { checkedOutcome } from "@aexhq/brain-core/schemas";
 import { isConnectionError, isDataException } from "@aexhq/brain-db/connect";
 import { type CallAction, type ConnectionCallRef, endsCall, transitionCall } from "@aexhq/brain-db/ops";
 import { isUnavailable, type JournalWriter, type PendingRepairs } from "@aexhq/brain-db/writer";
 import type { Logger } from "./log.js";
 import { type Checked, codeMessage, parseOutcome, storableOutcome } from "./outcomes.js";
-import { checkedOutcome } from "./output-schema.js";
 import type { HostReply } from "./sandbox/protocol.js";
 
 export class CallReporter {

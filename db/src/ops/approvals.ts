@@ -42,14 +42,13 @@ export interface Decision {
   reason?: string;
 }
 
-/** The waiting call, locked, or call_not_waiting: decided already, ended, or no such call. */
-async function waiting(tx: TransactionSql, sessionId: string, seq: number): Promise<{ hostId: string | null }> {
+/** Locks the waiting call, or refuses with call_not_waiting: decided already, ended, or no such call. */
+async function lockWaiting(tx: TransactionSql, sessionId: string, seq: number): Promise<void> {
   const brain = tables(tx);
-  const [row] = await tx<{ host_id: string | null }[]>`
-    SELECT host_id FROM ${brain.calls}
+  const [row] = await tx`
+    SELECT 1 FROM ${brain.calls}
     WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'awaiting' FOR UPDATE`;
   if (!row) throw new BrainError("call_not_waiting");
-  return { hostId: row.host_id };
 }
 
 function decided(seq: number, decision: "approved" | "denied", d: Decision): RecordPayload<"approval_decided"> {
@@ -81,16 +80,18 @@ export function approveCall(
       return keys;
     },
     run: async (tx) => {
-      const { hostId } = await waiting(tx, sessionId, seq);
+      const brain = tables(tx);
+      const input = d.input === undefined ? null : JSON.stringify(d.input);
+      // The state test is the decision's guard: one UPDATE both checks and takes the call.
+      const [row] = await tx<{ host_id: string | null }[]>`
+        UPDATE ${brain.calls} SET state = 'pending', approved_input = ${input}::text::jsonb
+        WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'awaiting'
+        RETURNING host_id`;
+      if (!row) throw new BrainError("call_not_waiting");
       const appended = await appendRecords(sessionId, [
         { kind: "approval_decided", payload: decided(seq, "approved", d) },
       ]).run(tx);
-      const brain = tables(tx);
-      const input = d.input === undefined ? null : JSON.stringify(d.input);
-      await tx`
-        UPDATE ${brain.calls} SET state = 'pending', approved_input = ${input}::text::jsonb
-        WHERE session_id = ${sessionId} AND seq = ${seq}`;
-      return { sequence: appended.records[0]!.seq, hostId };
+      return { sequence: appended.records[0]!.seq, hostId: row.host_id };
     },
   };
 }
@@ -109,7 +110,7 @@ export function denyCall(sessionId: string, seq: number, d: Decision): WriteOp<{
       return keys;
     },
     run: async (tx) => {
-      await waiting(tx, sessionId, seq);
+      await lockWaiting(tx, sessionId, seq);
       const appended = await appendRecords(sessionId, [
         { kind: "approval_decided", payload: decided(seq, "denied", d) },
       ]).run(tx);

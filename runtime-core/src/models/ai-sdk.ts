@@ -8,7 +8,7 @@ import {
 import { egressDeniedIn } from "../egress/denied.js";
 import { callOptions } from "./ai-sdk-prompt.js";
 import { contextExceeded } from "./context-window.js";
-import { classify, DEFAULT_TIMEOUT_MS, describe, providerMessage, scrubbed, statusCode } from "./provider-http.js";
+import { attemptWithin, classify, DEFAULT_TIMEOUT_MS, describe, providerMessage, statusCode } from "./provider-http.js";
 import { DEFAULT_MAX_ATTEMPTS, retryAfterOf, withRetries } from "./retry.js";
 import {
   type ModelCallContext,
@@ -52,32 +52,14 @@ export class AiSdkProvider implements ModelProvider {
     return withRetries(context, attempts, () => this.attempt(request, context));
   }
 
-  private async attempt(request: ProviderRequest, context: ModelCallContext): Promise<ProviderResponse> {
-    const caller = context.signal;
-    if (caller.aborted) throw caller.reason;
-    const { label, secrets } = this.settings;
+  private attempt(request: ProviderRequest, context: ModelCallContext): Promise<ProviderResponse> {
+    const { label, secrets, name, maxTokens } = this.settings;
     const timeoutMs = this.settings.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort();
-    caller.addEventListener("abort", onAbort, { once: true });
-    try {
-      const options = { ...callOptions(request, this.settings.maxTokens), abortSignal: controller.signal };
-      const { stream } = await this.model.doStream(options);
-      return await readStream(stream, this.settings.name, context.onText);
-    } catch (error) {
-      if (caller.aborted) throw caller.reason;
-      if (timedOut) throw new ModelCallError("model_timeout", `${label} did not answer within ${timeoutMs} ms`);
-      throw scrubbed(aiSdkError(label, error), ...secrets);
-    } finally {
-      clearTimeout(timer);
-      caller.removeEventListener("abort", onAbort);
-      controller.abort();
-    }
+    const work = async (abortSignal: AbortSignal) => {
+      const { stream } = await this.model.doStream({ ...callOptions(request, maxTokens), abortSignal });
+      return readStream(stream, name, context.onText);
+    };
+    return attemptWithin(context.signal, { label, timeoutMs, secrets }, work, (error) => aiSdkError(label, error));
   }
 }
 

@@ -51,51 +51,66 @@ export async function providerCall<T>(
   return withRetries(context, maxAttempts, () => attemptOnce(request, context, transport, read));
 }
 
-async function attemptOnce<T>(
+function attemptOnce<T>(
   request: ProviderHttpRequest,
   context: ModelCallContext,
   transport: ProviderTransport,
   read: (response: Response) => Promise<T>,
 ): Promise<T> {
-  const caller = context.signal;
+  const { provider, timeoutMs, apiKey } = request;
+  const work = async (signal: AbortSignal) => {
+    const answered = await transport.fetch(request.url, {
+      method: "POST",
+      headers: request.headers,
+      body: JSON.stringify(request.body),
+      signal,
+      // A redirect would carry the key to wherever it points; it is answered as an error instead.
+      redirect: "manual",
+    });
+    const response = cappedResponse(answered, transport.maxAnswerBytes, () => tooLarge(request, transport));
+    if (!response.ok) throw await httpError(provider, response);
+    return await read(response);
+  };
+  return attemptWithin(context.signal, { label: provider, timeoutMs, secrets: [apiKey] }, work, (error) =>
+    classify(provider, error),
+  );
+}
+
+/**
+ * One attempt of a model request, as every provider makes it: one deadline for the whole exchange
+ * (the stream included), the caller's abort, and every failure as a documented code with no secret
+ * in its message. Rejects with `caller.reason` when the caller aborted (a stop is not a provider
+ * failure); settles the moment it is stopped, even if a body read does not notice the abort.
+ */
+export async function attemptWithin<T>(
+  caller: AbortSignal,
+  attempt: { label: string; timeoutMs: number; secrets: string[] },
+  work: (signal: AbortSignal) => Promise<T>,
+  classifyError: (error: unknown) => ModelCallError,
+): Promise<T> {
   if (caller.aborted) throw caller.reason;
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort();
-  }, request.timeoutMs);
+  }, attempt.timeoutMs);
   const onAbort = () => controller.abort();
   caller.addEventListener("abort", onAbort, { once: true });
-  // Settles the call the moment it is stopped, even if a body read does not notice the abort.
   const stopped = new Promise<never>((_, reject) => {
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
   });
   stopped.catch(() => {});
-
-  const work = (async () => {
-    const answered = await transport.fetch(request.url, {
-      method: "POST",
-      headers: request.headers,
-      body: JSON.stringify(request.body),
-      signal: controller.signal,
-      // A redirect would carry the key to wherever it points; it is answered as an error instead.
-      redirect: "manual",
-    });
-    const response = cappedResponse(answered, transport.maxAnswerBytes, () => tooLarge(request, transport));
-    if (!response.ok) throw await httpError(request.provider, response);
-    return await read(response);
-  })();
-  work.catch(() => {});
-
+  const running = work(controller.signal);
+  running.catch(() => {});
   try {
-    return await Promise.race([work, stopped]);
+    return await Promise.race([running, stopped]);
   } catch (error) {
     if (caller.aborted) throw caller.reason;
     if (timedOut) {
-      throw new ModelCallError("model_timeout", `${request.provider} did not answer within ${request.timeoutMs} ms`);
+      throw new ModelCallError("model_timeout", `${attempt.label} did not answer within ${attempt.timeoutMs} ms`);
     }
-    throw scrubbed(classify(request.provider, error), request.apiKey);
+    throw scrubbed(classifyError(error), ...attempt.secrets);
   } finally {
     clearTimeout(timer);
     caller.removeEventListener("abort", onAbort);

@@ -57,7 +57,9 @@ export async function approvalRoutes(app: FastifyInstance): Promise<void> {
     const session = await getSession(rt.sql, sessionId);
     const tool = (session?.tools as ToolPlacement[] | undefined)?.find((t) => t.name === waiting.tool);
     const problem = tool ? inputProblem(tool.inputSchema, input) : null;
-    if (problem)
-      throw new BrainError("invalid_request", `The edited input does not fit ${waiting.tool}'s schema: ${problem}.`);
+    if (problem?.status === "error") {
+      const what = `The edited input does not fit ${waiting.tool}'s schema: ${problem.error.message}`;
+      throw new BrainError("invalid_request", what, problem.error.details);
+    }
   }
 }

@@ -2,23 +2,12 @@ import { BrainError } from "@aexhq/brain-contracts";
 import { emptyKeys } from "@aexhq/brain-db/commits";
 import { recall, remember, sha256 } from "@aexhq/brain-db/ops";
 import type { WriteOp } from "@aexhq/brain-db/writer";
+import { canonicalJson } from "../canonical-json.js";
 import type { Services } from "../services.js";
 
 /** A stable hash of a parsed request body: key order does not matter, content does. */
 export function requestHash(body: unknown): Buffer {
-  return sha256(JSON.stringify(canonical(body)));
-}
-
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
-    );
-  }
-  return value;
+  return sha256(canonicalJson(body));
 }
 
 /**

@@ -134,6 +134,32 @@ describe("approval gates", () => {
     expect(runs).toEqual([]);
   });
 
+  it("a waiting call's deadline keeps running: it ends timeout, and an approval after that is refused", async () => {
+    const runs: unknown[] = [];
+    const slowToDecide = tool({
+      name: "transfer",
+      description: "Sends money.",
+      input: z.object({ to: z.string(), amount: z.number().positive() }),
+      approval: "always",
+      timeoutMs: 300,
+      run: async (input, ctx) => {
+        runs.push(input);
+        return ctx.finish({ sent: input.amount });
+      },
+    });
+    const session = await brain.sessions.create({
+      model: callsThenDone({ name: "transfer", input: { to: "carol", amount: 3 } }),
+      tools: [slowToDecide()],
+    });
+    const turn = session.send("pay");
+    const { call } = await waitingCall(session.id);
+    await expect(turn).resolves.toBe("done");
+    const ended = (await journalOf(server.db.sql, session.id)).find((r) => r.kind === "tool_call_ended")!;
+    expect(ended.payload).toMatchObject({ call, outcome: { status: "timeout" } });
+    expect(await rejection(session.approve(call))).toMatchObject({ code: "call_not_waiting" });
+    expect(runs).toEqual([]);
+  });
+
   it("watchApprovals yields the calls waiting now, then each new one, and not decided ones", async () => {
     const runs: unknown[] = [];
     const session = await brain.sessions.create({

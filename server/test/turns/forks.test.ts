@@ -29,11 +29,15 @@ afterAll(async () => {
 describe("forks", () => {
   it("a fork at the step before a bad tool result, with another model, makes a different next turn", async () => {
     let bad = true;
+    let runs = 0;
     const lookup = tool({
       name: "lookup",
       description: "Looks up a price.",
       input: z.object({ item: z.string() }),
-      run: async ({ item }, ctx) => ctx.finish({ item, price: bad ? -1 : 3 }),
+      run: async ({ item }, ctx) => {
+        runs++;
+        return ctx.finish({ item, price: bad ? -1 : 3 });
+      },
     });
     // The source: the model asks for the price, the tool answers a bad one, the model repeats it.
     const source = await brain.sessions.create({
@@ -75,6 +79,8 @@ describe("forks", () => {
     expect(closing[1]!.payload).toMatchObject({ status: "cancelled" });
 
     await expect(fork.send("and now?")).resolves.toBe("Tea costs 3.");
+    // The copied call is never sent again: the fork's host ran only the new model's call.
+    expect(runs).toBe(2);
     // The new model saw the forked conversation: the question, and the call closed as forked.
     const asked = JSON.stringify(openai.requests.at(-2)!.body.messages);
     expect(asked).toContain("price of tea?");

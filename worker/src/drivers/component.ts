@@ -1,8 +1,8 @@
 /** Runs a WebAssembly component tool in a terminable thread (a Brain Environment). */
 import { errorOutcome } from "@aexhq/brain-contracts";
+import { checkedInput } from "@aexhq/brain-core/schemas";
 import { setupFailed as setupFailedOutcome } from "../call-reporter.js";
 import { memoryExceeded, trapOutcome } from "../outcomes.js";
-import { checkedInput } from "../output-schema.js";
 import { atMemoryCap } from "../sandbox/limits.js";
 import { prepareCall } from "../setup.js";
 import { startThread, type ThreadEnd } from "../thread-runner.js";

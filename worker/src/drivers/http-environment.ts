@@ -9,10 +9,10 @@
  */
 
 import { invokeInEnvironment } from "@aexhq/brain-core/environments";
+import { checkedOutcome, inputProblem } from "@aexhq/brain-core/schemas";
 import type { ClaimedWorkerCall } from "@aexhq/brain-db/ops";
 import { callbackToken } from "@aexhq/brain-db/secrets";
 import { setupFailed } from "../call-reporter.js";
-import { checkedOutcome, inputProblem } from "../output-schema.js";
 import { callbackServerUrl } from "./callback-server.js";
 import type { DriverCall } from "./driver.js";
 

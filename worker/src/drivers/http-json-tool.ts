@@ -7,7 +7,7 @@
  * result past the budget is: the call ends `budget_exceeded`.
  */
 import { errorOutcome } from "@aexhq/brain-contracts";
-import { checkedOutcome } from "../output-schema.js";
+import { checkedOutcome } from "@aexhq/brain-core/schemas";
 import type { DriverCall } from "./driver.js";
 import { answerError, type PostAnswer, postJson, unreachable } from "./http-post.js";
 

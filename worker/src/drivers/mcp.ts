@@ -13,10 +13,10 @@
  * or timing out a task call sends `tasks/cancel`.
  */
 import { deniedOutcome } from "@aexhq/brain-core/egress";
+import { checkedOutcome, inputProblem } from "@aexhq/brain-core/schemas";
 import { recordResumePoint } from "@aexhq/brain-db/ops";
 import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { setupFailed } from "../call-reporter.js";
-import { checkedOutcome, inputProblem } from "../output-schema.js";
 import type { DriverCall } from "./driver.js";
 import {
   type Answer,

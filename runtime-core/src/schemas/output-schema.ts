@@ -8,8 +8,8 @@
  * tenant's `^(a|a)*$` costs no more than any other pattern, on a loop every tenant shares.
  */
 import { errorOutcome, type Outcome } from "@aexhq/brain-contracts";
-import { linearRegExp } from "@aexhq/brain-core/schemas";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { linearRegExp } from "./linear-regexp.js";
 
 const options = { strict: false, allErrors: false, validateFormats: false, code: { regExp: linearRegExp } } as const;
 const ajv = new Ajv2020(options);
