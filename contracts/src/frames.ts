@@ -53,6 +53,19 @@ export const FinishFrameSchema = z.strictObject({
   outcome: OutcomeSchema.optional(),
   content: Content,
 });
+/**
+ * The answer of the tool's approval predicate for this call (a tool placed with `approval:
+ * "predicate"`), sent before its handler runs; journaled as approval_checked. `required`: the host
+ * did not run the call, which waits for a person's decision and is invoked again (`approved`) once
+ * approved. Accepted only while the call is running on this host and not yet approved.
+ */
+export const ApprovalFrameSchema = z.strictObject({
+  type: z.literal("approval"),
+  id: RequestId,
+  sessionId: Uuid,
+  sequence: Seq,
+  required: z.boolean(),
+});
 export const PingFrameSchema = z.strictObject({ type: z.literal("ping"), id: RequestId });
 /**
  * ctx.model: one independent model call on behalf of the open call. `request` is a ModelRequest,
@@ -106,6 +119,7 @@ export const HostFrameSchema = z.discriminatedUnion("type", [
   ResultFrameSchema,
   ReturnFrameSchema,
   FinishFrameSchema,
+  ApprovalFrameSchema,
   PingFrameSchema,
   ModelFrameSchema,
   EnvironmentFrameSchema,
@@ -127,6 +141,8 @@ export const InvokeFrameSchema = z.object({
   input: JsonFieldSchema,
   /** Absolute deadline in epoch ms; null means unlimited. */
   deadline: z.number().nullable(),
+  /** A person approved this call (an approval gate): run it without asking the tool's predicate. */
+  approved: z.literal(true).optional(),
 });
 export const AckFrameSchema = z.object({
   type: z.literal("ack"),

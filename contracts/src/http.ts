@@ -189,9 +189,12 @@ export const ToolPlacementSchema = z.strictObject({
   timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /**
    * "always": each call waits for a person to approve it (as is or with edited input) or deny it
-   * before it is dispatched (host tools). Absent: calls are dispatched at once.
+   * before it is dispatched (host tools). "predicate": the host that declares the tool asks its own
+   * predicate of each call's input before running it, and holds the call for a person when it
+   * answers true (an `approval` frame; the answer is journaled as approval_checked). Absent: calls
+   * are dispatched and run at once.
    */
-  approval: z.literal("always").optional(),
+  approval: z.enum(["always", "predicate"]).optional(),
   /** How a non-host tool runs; host tools run their `run` function and have none. */
   implementation: ImplementationSchema.optional(),
   /** Parsed, frozen factory options, for tools that run outside the application's host connection. */

@@ -174,6 +174,17 @@ export const ApprovalDecidedSchema = z.looseObject({
   reason: z.string().optional(),
 });
 
+/**
+ * The answer of an approval predicate (a tool placed with `approval: "predicate"`), asked by the
+ * host before it ran the call: `required` true holds the call for a person's decision, with the
+ * SHA-256 of its input (hex) as a decision binds it; false lets it run.
+ */
+export const ApprovalCheckedSchema = z.looseObject({
+  call: seq,
+  required: z.boolean(),
+  inputHash: z.string().optional(),
+});
+
 export const CancelRequestedSchema = z.looseObject({ by: z.string() });
 
 export const SessionEndedSchema = z.looseObject({ reason: z.string() });
@@ -191,6 +202,7 @@ export const RECORD_PAYLOADS = {
   tool_result: ToolResultSchema,
   tool_returned: ToolReturnedSchema,
   tool_call_ended: ToolCallEndedSchema,
+  approval_checked: ApprovalCheckedSchema,
   approval_decided: ApprovalDecidedSchema,
   emission_rejected: EmissionRejectedSchema,
   environment_operation: EnvironmentOperationRecordSchema,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   AckFrameSchema,
+  ApprovalFrameSchema,
   AttachFrameSchema,
   CancelFrameSchema,
   EmitFrameSchema,
@@ -97,6 +98,7 @@ export const WireHostFrameSchema = z.discriminatedUnion("type", [
   ResultFrameSchema.extend({ outcome: WireOutcomeSchema }),
   ReturnFrameSchema.extend({ outcome: WireOutcomeSchema.optional() }),
   FinishFrameSchema.extend({ outcome: WireOutcomeSchema.optional() }),
+  ApprovalFrameSchema,
   PingFrameSchema,
   ModelFrameSchema.extend({ request: ParsedJson }),
   EnvironmentFrameSchema.extend({ params: ParsedJson.optional() }),

@@ -79,7 +79,7 @@ export class Dispatcher {
     });
     calls.set(sequence, execution);
     this.executions.set(sessionId, calls);
-    void execution.start(frame.input);
+    void execution.start(frame.input, frame.approved === true);
   }
 
   cancel(frame: CancelFrame): void {

@@ -134,8 +134,11 @@ export class Execution {
     return this.state === "ended";
   }
 
-  /** Validates the input and runs the handler. Never rejects. */
-  async start(input: unknown): Promise<void> {
+  /**
+   * Validates the input, asks the tool's approval predicate (unless a person `approved` the call
+   * already) and runs the handler. Never rejects.
+   */
+  async start(input: unknown, approved = false): Promise<void> {
     hop("sdk.call-started");
     // Brain owns deadlines: an expired or interrupted call runs no customer code and sends nothing.
     if (this.expired()) return this.interrupt("timeout");
@@ -156,6 +159,7 @@ export class Execution {
       );
       return;
     }
+    if (this.tool.needsApproval && !approved && (await this.held(parsed.data))) return;
     let returned: unknown;
     try {
       hop("sdk.handler-called");
@@ -165,6 +169,36 @@ export class Execution {
       return;
     }
     this.onReturn(returned);
+  }
+
+  /**
+   * Asks the approval predicate and sends its answer (an `approval` frame, journaled). True when
+   * the call is not to run here: a person must decide first (Brain invokes it again once approved),
+   * or it ended meanwhile. A predicate that throws holds the call: a gate fails closed.
+   */
+  private async held(input: unknown): Promise<boolean> {
+    let required: boolean;
+    try {
+      required = (await this.tool.needsApproval!(input)) !== false;
+    } catch {
+      required = true;
+    }
+    if (this.state !== "open") return true;
+    const { sessionId, sequence } = this.call;
+    // Nothing of this call has been written yet, so the frame goes straight out, ahead of any other.
+    let sent: Promise<number | null>;
+    try {
+      sent = this.channel.send({ type: "approval", sessionId, sequence, required });
+    } catch {
+      // Not connected: Brain ends the call `unknown`; it must not run unchecked.
+      this.end();
+      return true;
+    }
+    sent.catch(noop);
+    if (!required) return false;
+    // Not run here: the execution ends without an outcome of its own, and nothing more is sent.
+    this.end();
+    return true;
   }
 
   /** Ends the call from outside (deadline, cancel frame, connection loss) and aborts ctx.signal. */

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import {
+  type ApprovalFrameSchema,
   type AttachFrameSchema,
   BrainError,
   byteLength,
@@ -20,6 +21,7 @@ export type CallFrame = WithoutId<
   | z.infer<typeof ResultFrameSchema>
   | z.infer<typeof ReturnFrameSchema>
   | z.infer<typeof FinishFrameSchema>
+  | z.infer<typeof ApprovalFrameSchema>
 >;
 
 /** A frame that asks Brain for something on behalf of a call; its ack carries the answer. */

@@ -1,3 +1,4 @@
+import { ApprovalFold } from "./approval-fold.js";
 import {
   ApprovalDecisionSchema,
   BrainError,
@@ -8,7 +9,6 @@ import {
   PendingApprovalListSchema,
   PostMessageBodySchema,
   PostMessageResultSchema,
-  payloadOf,
   type Session as SessionInfo,
   SessionSchema,
 } from "./contracts.js";
@@ -147,8 +147,8 @@ export class Session {
   }
 
   /**
-   * The calls waiting at an approval gate (a tool declared with `approval: "always"`), in call
-   * order: each with the input the model asked for and its hash.
+   * The calls waiting at an approval gate (a tool declared with `approval: "always"`, or one whose
+   * approval predicate held the call), in call order: each with the input the model asked for and its hash.
    */
   async approvals(): Promise<PendingApproval[]> {
     const r = await this.#deps.http.request("GET", `${this.#path()}/approvals`, { schema: PendingApprovalListSchema });
@@ -162,16 +162,16 @@ export class Session {
    */
   async *watchApprovals(options: { signal?: AbortSignal } = {}): AsyncGenerator<PendingApproval> {
     const { signal } = options;
-    const waiting = new Map<number, PendingApproval>();
+    const fold = new ApprovalFold();
     let last = 0;
     for await (const event of this.#stream({ after: 0, signal })) {
       last = event.sequence;
-      noteApproval(waiting, event);
+      fold.note(event);
     }
-    yield* waiting.values();
-    const seen = new Set(waiting.keys());
+    yield* [...fold.waiting.values()];
+    const seen = new Set(fold.waiting.keys());
     for await (const event of this.#stream({ after: last, follow: true, signal })) {
-      const fresh = noteApproval(waiting, event);
+      const fresh = fold.note(event);
       if (fresh && !seen.has(fresh.call)) {
         seen.add(fresh.call);
         yield fresh;
@@ -245,28 +245,4 @@ export class Session {
   #path(): string {
     return `/v1/sessions/${encodeURIComponent(this.id)}`;
   }
-}
-
-/**
- * Keeps `waiting` current with one journal record: a call at an approval gate joins it, a decision
- * or the call's end removes it. Answers the call that just started waiting, if this record is one.
- */
-function noteApproval(waiting: Map<number, PendingApproval>, event: JournalEvent): PendingApproval | null {
-  const started = payloadOf(event, "tool_call_started");
-  if (started?.approval) {
-    const approval: PendingApproval = {
-      call: event.sequence,
-      tool: started.tool,
-      callId: started.callId,
-      input: (started.input ?? null) as PendingApproval["input"],
-      inputHash: started.approval.inputHash,
-      deadline: started.deadline,
-      requestedAt: event.createdAt,
-    };
-    waiting.set(event.sequence, approval);
-    return approval;
-  }
-  const call = payloadOf(event, "approval_decided")?.call ?? payloadOf(event, "tool_call_ended")?.call;
-  if (call !== undefined) waiting.delete(call);
-  return null;
 }

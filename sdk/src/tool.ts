@@ -48,9 +48,12 @@ export interface ToolDefinition<
   timeoutMs?: number;
   /**
    * "always": each call waits for a person to approve it (as is, or with edited input) or deny it
-   * before it is sent to the host (`session.approvals()`, `approve`, `deny`). Host tools only.
+   * before it is sent to the host (`session.approvals()`, `approve`, `deny`). A function: asked of
+   * each call's parsed input here, in the host, before `run`; `true` (or a throw, or a rejection)
+   * holds the call for a person as "always" does, `false` runs it. Its answer is journaled
+   * (approval_checked); an approved call runs without asking it again. Host tools only.
    */
-  approval?: "always";
+  approval?: "always" | ((input: z.output<I>) => boolean | Promise<boolean>);
   /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
   run?: (input: z.output<I>, ctx: ToolContext<ToolOptions<P>, ToolValue<O>>) => ToolReturn<O> | Promise<ToolReturn<O>>;
   /**
@@ -108,6 +111,8 @@ export interface ToolRuntime {
   readonly output: z.ZodType | undefined;
   readonly options: unknown;
   readonly run: (input: unknown, ctx: ToolContext) => unknown;
+  /** The approval predicate (a tool declared with `approval: fn`): true holds the call for a person. */
+  readonly needsApproval?: ((input: unknown) => boolean | Promise<boolean>) | undefined;
 }
 
 const runtimes = new WeakMap<PlacedTool, ToolRuntime>();
@@ -140,7 +145,17 @@ export function runtimeOf(placed: PlacedTool): ToolRuntime {
 export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, P extends OptionalSchema = undefined>(
   definition: ToolDefinition<I, O, P>,
 ): Tool<P> {
-  const { name, description, input, output, options: optionsSchema, timeoutMs, run, implementation } = definition;
+  const {
+    name,
+    description,
+    input,
+    output,
+    options: optionsSchema,
+    timeoutMs,
+    run,
+    implementation,
+    approval,
+  } = definition;
   const describe = checkDefinition(definition);
   const template = templateOf(definition);
   const { inputSchema, outputSchema } = template;
@@ -188,6 +203,7 @@ export function tool<I extends z.ZodType, O extends OptionalSchema = undefined, 
       output,
       options: parsedOptions,
       run: run as ToolRuntime["run"],
+      needsApproval: typeof approval === "function" ? (approval as ToolRuntime["needsApproval"]) : undefined,
     });
     return placed;
   };
@@ -216,7 +232,7 @@ function templateOf<I extends z.ZodType, O extends OptionalSchema, P extends Opt
     inputSchema,
     outputSchema,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    ...(approval === undefined ? {} : { approval }),
+    ...(approval === undefined ? {} : { approval: approvalMode(approval) }),
   };
   const checked = ToolPlacementSchema.safeParse({ ...template, env: { type: "host", name: "application" } });
   if (!checked.success) {
@@ -227,6 +243,11 @@ function templateOf<I extends z.ZodType, O extends OptionalSchema, P extends Opt
     );
   }
   return template;
+}
+
+/** How a placement advertises a declaration's approval gate. */
+function approvalMode(approval: "always" | ((input: never) => unknown)): "always" | "predicate" {
+  return typeof approval === "function" ? "predicate" : approval;
 }
 
 /**

@@ -11,7 +11,7 @@ export type Run = (input: unknown, ctx: ToolContext) => unknown;
 export function start(
   run: Run,
   more: Partial<ToolDefinition<z.ZodType, z.ZodType | undefined, undefined>> = {},
-  call: { deadline?: number | null; manualAcks?: boolean; input?: unknown } = {},
+  call: { deadline?: number | null; manualAcks?: boolean; input?: unknown; approved?: boolean } = {},
 ) {
   const declared = tool({
     name: "t",
@@ -28,6 +28,6 @@ export function start(
     runtimeOf(declared()),
     () => ended++,
   );
-  const started = execution.start(call.input ?? { id: "a" });
+  const started = execution.start(call.input ?? { id: "a" }, call.approved ?? false);
   return { channel, execution, started, endedCount: () => ended };
 }

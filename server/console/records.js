@@ -17,6 +17,7 @@ export const RECORD_LABELS = {
   tool_result: "tool result",
   tool_returned: "tool returned",
   tool_call_ended: "tool call ended",
+  approval_checked: "approval check",
   approval_decided: "approval",
   emission_rejected: "emission rejected",
   environment_operation: "environment",
@@ -154,6 +155,11 @@ export function summarize(event, context) {
         " ",
         errorNote(p.outcome),
         h("span", { class: "call-duration duration" }),
+      ];
+    case "approval_checked":
+      return [
+        callRef(p.call, context.toolOf(p.call)),
+        p.required ? " held for a person by its predicate" : " allowed by its predicate",
       ];
     case "approval_decided":
       return [

@@ -125,6 +125,14 @@ export function mountTimeline(view, sessionId) {
         el.dataset.call = String(seq);
         if (p.approval) el.querySelector(".body")?.appendChild(approvalControls(sessionId, seq));
         return;
+      case "approval_checked": {
+        // The tool's predicate held the call: the buttons go on the call's own row.
+        const held = calls.get(Number(p.call));
+        if (p.required && held && !held.el.querySelector(".approval")) {
+          held.el.querySelector(".body")?.appendChild(approvalControls(sessionId, Number(p.call)));
+        }
+        return;
+      }
       case "approval_decided":
         calls.get(Number(p.call))?.el.querySelector(".approval")?.remove();
         return;

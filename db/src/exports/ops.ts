@@ -23,7 +23,7 @@ export {
   resolveRelative,
   type UncheckedRecord,
 } from "../ops/append.js";
-export { approveCall, type Decision, denyCall, listApprovals } from "../ops/approvals.js";
+export { approveCall, checkApproval, type Decision, denyCall, listApprovals } from "../ops/approvals.js";
 export {
   type CallAction,
   type CallRef,

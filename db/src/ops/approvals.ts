@@ -4,6 +4,7 @@ import { type CommitKeys, emptyKeys, mergeKeys, Touch } from "../commit-keys.js"
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
 import { appendRecords } from "./append.js";
+import type { CallRef } from "./call-transition.js";
 import { endCalls } from "./end-calls.js";
 
 /** The session's calls waiting for a decision, in call order (the `approvals` view). */
@@ -62,8 +63,9 @@ function decided(seq: number, decision: "approved" | "denied", d: Decision): Rec
 }
 
 /**
- * Approves a waiting call: approval_decided is journaled and the call becomes pending (with the
- * edited input, if any), in one transaction; its host's servers are told (the commit's host key)
+ * Approves a waiting call: approval_decided is journaled and the call becomes pending with the
+ * input it runs with (the edited one, or the model's: set either way, it marks the call approved,
+ * so its host runs it without asking a predicate again), in one transaction; its host's servers are told (the commit's host key)
  * and whichever holds a connection serving the session claims and sends it, once.
  */
 export function approveCall(
@@ -84,9 +86,12 @@ export function approveCall(
       const input = d.input === undefined ? null : JSON.stringify(d.input);
       // The state test is the decision's guard: one UPDATE both checks and takes the call.
       const [row] = await tx<{ host_id: string | null }[]>`
-        UPDATE ${brain.calls} SET state = 'pending', approved_input = ${input}::text::jsonb
-        WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'awaiting'
-        RETURNING host_id`;
+        UPDATE ${brain.calls} c SET state = 'pending',
+          approved_input = COALESCE(${input}::text::jsonb, r.payload->'input')
+        FROM ${brain.records} r
+        WHERE c.session_id = ${sessionId} AND c.seq = ${seq} AND c.state = 'awaiting'
+          AND r.session_id = c.session_id AND r.seq = c.seq
+        RETURNING c.host_id`;
       if (!row) throw new BrainError("call_not_waiting");
       const appended = await appendRecords(sessionId, [
         { kind: "approval_decided", payload: decided(seq, "approved", d) },
@@ -115,6 +120,47 @@ export function denyCall(sessionId: string, seq: number, d: Decision): WriteOp<{
         { kind: "approval_decided", payload: decided(seq, "denied", d) },
       ]).run(tx);
       endKeys = end.keys(await end.run(tx));
+      return { sequence: appended.records[0]!.seq };
+    },
+  };
+}
+
+/**
+ * Journals the answer of a tool's approval predicate, which the host asked before running the
+ * call: approval_checked. When a person must decide (`required`), the call leaves its connection
+ * and waits (`awaiting`) with its input's hash, as a call of an `always` gate does; its deadline
+ * keeps running. Only a call running on `ref`'s host (or connection) and not yet approved is
+ * checked: `null` otherwise, and nothing is written.
+ */
+export function checkApproval(
+  ref: CallRef,
+  required: boolean,
+  hash: (input: unknown) => string,
+): WriteOp<{ sequence: number } | null> {
+  const host = "hostId" in ref ? ref.hostId : null;
+  const conn = "connectionId" in ref ? ref.connectionId : null;
+  return {
+    keys: (r): CommitKeys => {
+      const keys = emptyKeys();
+      if (r) keys.sessions.set(ref.sessionId, Touch.other);
+      return keys;
+    },
+    run: async (tx) => {
+      const brain = tables(tx);
+      const [row] = await tx<{ input: unknown }[]>`
+        UPDATE ${brain.calls} c
+        SET state = CASE WHEN ${required} THEN 'awaiting' ELSE c.state END,
+            connection_id = CASE WHEN ${required} THEN NULL ELSE c.connection_id END
+        FROM ${brain.records} r
+        WHERE c.session_id = ${ref.sessionId} AND c.seq = ${ref.seq} AND c.state = 'running'
+          AND c.approved_input IS NULL AND (c.host_id = ${host} OR c.connection_id = ${conn})
+          AND r.session_id = c.session_id AND r.seq = c.seq
+        RETURNING r.payload->'input' AS input`;
+      if (!row) return null;
+      const payload: RecordPayload<"approval_checked"> = required
+        ? { call: ref.seq, required, inputHash: hash(row.input) }
+        : { call: ref.seq, required };
+      const appended = await appendRecords(ref.sessionId, [{ kind: "approval_checked", payload }]).run(tx);
       return { sequence: appended.records[0]!.seq };
     },
   };

@@ -8,6 +8,28 @@ export interface DispatchedCall extends CallKey {
   input: unknown;
   /** Epoch ms, or null for unlimited. */
   deadline: number | null;
+  /** A person approved the call at its gate: the host runs it without asking a predicate. */
+  approved?: true;
+}
+
+/** A claimed row as the invoke frame carries it. */
+export function dispatchedCall(r: {
+  session_id: string;
+  seq: number;
+  tool: string;
+  input: unknown;
+  deadline: number | null;
+  approved: boolean;
+}): DispatchedCall {
+  const call: DispatchedCall = {
+    sessionId: r.session_id,
+    seq: r.seq,
+    tool: r.tool,
+    input: r.input,
+    deadline: r.deadline,
+  };
+  if (r.approved) call.approved = true;
+  return call;
 }
 
 /**
@@ -27,7 +49,7 @@ export function claimPendingCalls(
       const brain = tables(tx);
       // Null: every session of the host (a connection that does not say which it serves).
       const only = sessionIds === null ? null : tx.array([...sessionIds]);
-      return tx<{ session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]>`
+      return tx<Parameters<typeof dispatchedCall>[0][]>`
         WITH c AS (
           UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
@@ -35,11 +57,10 @@ export function claimPendingCalls(
           RETURNING session_id, seq, tool, deadline_at, approved_input
         )
         SELECT c.session_id, c.seq, c.tool, COALESCE(c.approved_input, r.payload->'input') AS input,
+               c.approved_input IS NOT NULL AS approved,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
         FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
-        ORDER BY c.session_id, c.seq`.then((rows) =>
-        rows.map((r) => ({ sessionId: r.session_id, seq: r.seq, tool: r.tool, input: r.input, deadline: r.deadline })),
-      );
+        ORDER BY c.session_id, c.seq`.then((rows) => rows.map(dispatchedCall));
     },
   };
 }

@@ -4,7 +4,7 @@ import type { Sql, TransactionSql } from "postgres";
 import { emptyKeys } from "../commit-keys.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
-import type { DispatchedCall } from "./dispatch.js";
+import { type DispatchedCall, dispatchedCall } from "./dispatch.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { type Judgement, liveServer, NO_JUDGEMENT } from "./ownership.js";
 import { checkQuota } from "./quotas.js";
@@ -167,9 +167,7 @@ export function claimNamedCalls(
     run: async (tx) => {
       const brain = tables(tx);
       await tx`SELECT 1 FROM ${brain.hosts} WHERE id = ${hostId} FOR UPDATE`;
-      const rows = await tx<
-        { session_id: string; seq: number; tool: string; input: unknown; deadline: number | null }[]
-      >`
+      const rows = await tx<Parameters<typeof dispatchedCall>[0][]>`
         WITH live AS (
           SELECT hc.id FROM ${brain.host_connections} hc JOIN ${brain.servers} v ON v.id = hc.server_id
           WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND hc.replica_id IS NOT NULL
@@ -201,16 +199,11 @@ export function claimNamedCalls(
           RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at, calls.approved_input
         )
         SELECT c.session_id, c.seq, c.tool, COALESCE(c.approved_input, r.payload->'input') AS input,
+               c.approved_input IS NOT NULL AS approved,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
         FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
         ORDER BY c.session_id, c.seq`;
-      return rows.map((r) => ({
-        sessionId: r.session_id,
-        seq: r.seq,
-        tool: r.tool,
-        input: r.input,
-        deadline: r.deadline,
-      }));
+      return rows.map(dispatchedCall);
     },
   };
 }

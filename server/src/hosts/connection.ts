@@ -8,13 +8,17 @@ import {
   type ServerFrame,
   WireHostFrameSchema,
 } from "@aexhq/brain-contracts";
+import { endUnknownWhenBack } from "@aexhq/brain-core/calls";
 import { isDataException } from "@aexhq/brain-db/connect";
-import { type CallKey, callState, endedAmong } from "@aexhq/brain-db/ops";
+import { type CallKey, type CallRef, callState, checkApproval, endedAmong } from "@aexhq/brain-db/ops";
+import { isUnavailable } from "@aexhq/brain-db/writer";
 import type { WebSocket } from "ws";
 import { toBrainError } from "../plugins/errors.js";
 import type { Services } from "../services.js";
+import { inputHash } from "./approval-hash.js";
 import { applyReport, refuseOversizeResult, toAction } from "./call-reports.js";
 import { PartCollector, type PartStep } from "./frame-parts.js";
+import type { Invocation } from "./link.js";
 import { answerToolRequest, type ToolRequestDeps, type ToolRequestFrame } from "./requests.js";
 
 /** Frames touch the journal, the tables, model calls and Environments; claims go through the dispatcher. */
@@ -109,7 +113,7 @@ export class HostConnection {
     if (this.open) this.socket.send(JSON.stringify(frame));
   }
 
-  invoke(call: { sessionId: string; sequence: number; tool: string; input: unknown; deadline: number | null }): void {
+  invoke(call: Invocation): void {
     this.inflight.set(`${call.sessionId}:${call.sequence}`, { sessionId: call.sessionId, seq: call.sequence });
     this.send({ type: "invoke", ...call, input: call.input as InvokeFrame["input"] });
     hop("server.invoke-sent");
@@ -195,6 +199,10 @@ export class HostConnection {
       void this.attach(frame.id, frame.sessionId);
       return;
     }
+    if (frame.type === "approval") {
+      void this.checkApproval(frame);
+      return;
+    }
     if (frame.type === "model" || frame.type === "environment") {
       // Requests run beside the call's frames: a model call may take minutes.
       void this.answer(frame);
@@ -256,12 +264,42 @@ export class HostConnection {
     }
   }
 
+  /** A replica reports only on the calls sent to it, not on its sibling replicas' calls. */
+  private refOf(frame: { sessionId: string; sequence: number }): CallRef {
+    return this.replicaId
+      ? { sessionId: frame.sessionId, seq: frame.sequence, connectionId: this.id }
+      : { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
+  }
+
+  /**
+   * The answer of the tool's approval predicate: journaled; when a person must decide, the call
+   * leaves this connection and waits (see checkApproval). Submitted in arrival order like a report.
+   */
+  private async checkApproval(frame: Extract<HostFrame, { type: "approval" }>): Promise<void> {
+    try {
+      const checked = await this.rt.writer.submit(checkApproval(this.refOf(frame), frame.required, inputHash));
+      if (checked === null) {
+        const state = await callState(this.rt.sql, frame.sessionId, frame.sequence, this.hostId);
+        if (state === null) throw new BrainError("call_not_found");
+        if (state === "ended") throw new BrainError("call_ended");
+        const why = "A predicate's answer is taken once, for a call running on this host that no person has approved.";
+        throw new BrainError("invalid_frame", why);
+      }
+      if (frame.required) this.inflight.delete(`${frame.sessionId}:${frame.sequence}`);
+      this.send({ type: "ack", id: frame.id, sequence: checked.sequence });
+    } catch (error) {
+      // The host has stopped the call to wait for a person, but the database could not take the
+      // hold: the call would stay running with nothing running it. It ends `unknown` once the
+      // database answers, as a finish the database could not take does.
+      if (frame.required && isUnavailable(error))
+        endUnknownWhenBack(this.rt.writer, this.rt.repairs, this.refOf(frame));
+      this.reject(frame.id, error, "host frame failed");
+    }
+  }
+
   private async apply(frame: CallFrame): Promise<void> {
     try {
-      // A replica reports only on the calls sent to it, not on its sibling replicas' calls.
-      const ref = this.replicaId
-        ? { sessionId: frame.sessionId, seq: frame.sequence, connectionId: this.id }
-        : { sessionId: frame.sessionId, seq: frame.sequence, hostId: this.hostId };
+      const ref = this.refOf(frame);
       const result = await applyReport(this.rt, ref, toAction(frame));
       if (result.seq === null) {
         const state = await callState(this.rt.sql, frame.sessionId, frame.sequence, this.hostId);

@@ -193,7 +193,8 @@ export class Dispatcher {
       : claimPendingCalls(conn.hostId, conn.id, only ?? conn.servedSessions());
     const calls = await this.rt.writer.submit(op);
     for (const c of calls) {
-      conn.invoke({ sessionId: c.sessionId, sequence: c.seq, tool: c.tool, input: c.input, deadline: c.deadline });
+      const call = { sessionId: c.sessionId, sequence: c.seq, tool: c.tool, input: c.input, deadline: c.deadline };
+      conn.invoke(c.approved ? { ...call, approved: true } : call);
     }
   }
 }

@@ -11,6 +11,8 @@ export interface Invocation {
   tool: string;
   input: unknown;
   deadline: number | null;
+  /** A person approved the call at its gate: the host runs it without asking a predicate. */
+  approved?: true;
 }
 
 export interface HostLink {

@@ -1,5 +1,5 @@
 // The console's decisions in a real headless Chromium: a turn whose two calls wait at an approval
-// gate, one approved and one denied (with a reason) from the session's timeline (the approved call
+// gate (one `always`, one held by its tool's predicate), one approved and one denied (with a reason) from the session's timeline (the approved call
 // runs once, the denied one never reaches the host, and the buttons go); and a fork made from a
 // record of a timeline, which opens the fork's own.
 import { Brain, tool } from "@aexhq/brain";
@@ -29,19 +29,30 @@ describe("the console's approval gate", () => {
         return ctx.finish({ paid: input.to });
       },
     });
+    // The same tool with its gate decided in the host: its predicate holds every call.
+    const wire = tool({
+      name: "wire",
+      description: "Wires money abroad.",
+      input: z.object({ to: z.string() }),
+      approval: () => true,
+      run: async (input, ctx) => {
+        runs.push(input);
+        return ctx.finish({ paid: input.to });
+      },
+    });
     const session = await client.sessions.create({
       model: scripted(
         {
           toolCalls: [
             { name: "pay", input: { to: "alice" } },
-            { name: "pay", input: { to: "eve" } },
+            { name: "wire", input: { to: "eve" } },
           ],
         },
         {
           text: "done",
         },
       ),
-      tools: [pay()],
+      tools: [pay(), wire()],
     });
     const turn = session.send("go");
     const waiting = await until("two calls waiting", async () => {

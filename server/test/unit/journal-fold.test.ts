@@ -241,6 +241,7 @@ describe("FOLDED_KINDS", () => {
     for (const kind of FOLDED_KINDS) expect(RECORD_KINDS).toContain(kind);
     // The kinds it leaves out are only counted: their payloads never reach the state.
     expect(RECORD_KINDS.filter((k) => !FOLDED_KINDS.has(k)).sort()).toEqual([
+      "approval_checked",
       "approval_decided",
       "assistant_message",
       "emission_rejected",
