@@ -9,7 +9,8 @@ export const USAGE = `Usage: brain <command> [options]
   sessions ls [--limit N]        recent sessions                       (HTTP API)
   sessions show <id>             a session and its latest records      (HTTP API)
   sessions tail <id> [--after N] follow a session's journal live       (HTTP API)
-  sessions fork <id> --at N [--model JSON]   a new session from its journal up to N (HTTP API)
+  sessions fork <id> --at N [--model JSON] [--system TEXT]
+                                 a new session from its journal up to N (HTTP API)
   calls ls [--open] [--limit N]  tool calls, or only those not ended   (SQL)
   calls cancel <session> <seq>   cancel one call                       (HTTP API)
   approvals ls <session>         calls waiting for approval            (HTTP API)

@@ -182,10 +182,16 @@ describe("brain sessions fork", () => {
     // After the first turn: the fork's next turn is its model's first.
     const at = (await client.sessions.get(session.id)).info.lastSequence;
     const model = JSON.stringify(scripted({ text: "other answer" }));
-    const forked = await brain(["sessions", "fork", session.id, "--at", String(at), "--model", model, "--json"], env);
+    const forked = await brain(
+      ["sessions", "fork", session.id, "--at", String(at), "--model", model, "--system", "Be brief.", "--json"],
+      env,
+    );
     expect(forked.code).toBe(0);
     const fork = json<{ id: string; forkedFrom: unknown }>(forked);
     expect(fork.forkedFrom).toEqual({ session: session.id, sequence: at });
+    const [created] = await server.db.sql<{ payload: { system?: string } }[]>`
+      SELECT payload FROM brain.journal WHERE session_id = ${fork.id} AND seq = 1`;
+    expect(created!.payload.system).toBe("Be brief.");
     await expect((await client.sessions.get(fork.id)).send("again")).resolves.toBe("other answer");
     const plain = await brain(["sessions", "fork", session.id, "--at", "1"], env);
     expect(plain.output).toMatch(new RegExp(`^[0-9a-f-]{36} \\(forked from ${session.id} at 1\\)$`, "m"));

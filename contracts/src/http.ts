@@ -201,8 +201,16 @@ export const ToolPlacementSchema = z.strictObject({
   options: z.json().optional(),
 });
 
+/** A session's system prompt: what its Agentloop sends the model before the conversation. */
+const SystemPromptSchema = z
+  .string()
+  .min(1)
+  .max(64 * 1024);
+
 export const CreateSessionBodySchema = z.strictObject({
   model: ModelConfigSchema,
+  /** The system prompt of every Agentloop model call; absent: none (an empty prompt). */
+  system: SystemPromptSchema.optional(),
   tools: z.array(ToolPlacementSchema).max(MAX_TOOLS_PER_SESSION).default([]),
   hostId: Uuid.optional(),
   /**
@@ -458,4 +466,6 @@ export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 export const ForkSessionBodySchema = z.strictObject({
   at: z.number().int().positive(),
   model: ModelConfigSchema.optional(),
+  /** Another system prompt for the fork's turns; absent: the source's. */
+  system: SystemPromptSchema.optional(),
 });

@@ -49,6 +49,8 @@ export const SessionCreatedSchema = z.looseObject({
   model: z.looseObject({ provider: z.string(), name: z.string().optional() }),
   tools: z.array(z.looseObject({ name: z.string() })),
   hostId: z.string().nullable(),
+  /** The system prompt of its Agentloop's model calls (a fork's own when it was given one). */
+  system: z.string().optional(),
   /** The session's caller deadline, epoch ms. */
   deadline: z.number().optional(),
   namedHosts: z.array(z.string()).optional(),

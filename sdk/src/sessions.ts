@@ -24,6 +24,8 @@ export interface ForkOptions {
   at: number;
   /** Another model for the fork (its credentials sealed for the fork); absent: the source's. */
   model?: ModelConfig;
+  /** Another system prompt for the fork's turns; absent: the source's. */
+  system?: string;
   /** The fork's host tools, served by this client (the same declarations as the source's). */
   tools?: PlacedTool[];
 }
@@ -45,6 +47,8 @@ export interface CreateSessionParams {
    * secretAccessKey }` (credentials are encrypted at rest and never shown again), or `scripted`.
    */
   model: ModelConfig;
+  /** The system prompt of every model call the session's turns make; absent: none. */
+  system?: string;
   /**
    * Placed tools (`lookup()`, `lookup({ env, ...options })`) and the tools of MCP Environments
    * (`mcpTools(mcpEnv({ name, url }))`, placed by Brain from the server's `tools/list`); names
@@ -109,6 +113,7 @@ export class Sessions {
     if (environments.length > 0) body.environments = environments;
     if (mcpServers.length > 0) body.mcpServers = mcpServers;
     if (params.environmentControl !== undefined) body.environmentControl = params.environmentControl;
+    if (params.system !== undefined) body.system = params.system;
     if (params.metadata !== undefined) body.metadata = params.metadata;
     if (params.workspace !== undefined) body.workspace = params.workspace;
     if (params.deadline !== undefined) body.deadline = params.deadline;
@@ -183,7 +188,7 @@ export class Sessions {
    * The source is unchanged.
    */
   async fork(id: string, options: ForkOptions): Promise<Session> {
-    const body = ForkSessionBodySchema.safeParse({ at: options.at, model: options.model });
+    const body = ForkSessionBodySchema.safeParse({ at: options.at, model: options.model, system: options.system });
     if (!body.success) throw new BrainError("invalid_request", "The fork is invalid.", body.error.issues);
     const info = await this.#deps.http.request("POST", `/v1/sessions/${encodeURIComponent(id)}/fork`, {
       body: body.data,

@@ -56,7 +56,11 @@ function oneId(args: string[], what: string, options: NonNullable<ParseArgsConfi
  * configuration as JSON) instead of the source's when given; prints the fork's id.
  */
 async function fork(args: string[], env: CliEnv): Promise<number> {
-  const { id, values } = oneId(args, "sessions fork", { at: { type: "string" }, model: { type: "string" } });
+  const { id, values } = oneId(args, "sessions fork", {
+    at: { type: "string" },
+    model: { type: "string" },
+    system: { type: "string" },
+  });
   const at = Number(values.at);
   if (!Number.isInteger(at) || at < 1) throw new UsageError("sessions fork: --at <sequence> is required");
   let model: unknown;
@@ -67,12 +71,12 @@ async function fork(args: string[], env: CliEnv): Promise<number> {
       throw new UsageError("sessions fork: --model must be JSON");
     }
   }
-  const session = await api<Session>(
-    env,
-    "POST",
-    `/v1/sessions/${id}/fork`,
-    model === undefined ? { at } : { at, model },
-  );
+  const body = {
+    at,
+    ...(model === undefined ? {} : { model }),
+    ...(typeof values.system === "string" ? { system: values.system } : {}),
+  };
+  const session = await api<Session>(env, "POST", `/v1/sessions/${id}/fork`, body);
   if (values.json) printJson(session);
   else out(`${session.id} (forked from ${decodeURIComponent(id)} at ${at})`);
   return 0;

@@ -303,7 +303,11 @@ export class SessionActor {
     let response: ProviderResponse;
     try {
       response = await this.provider.complete(
-        { messages: this.state.conversation, tools: this.modelTools() },
+        {
+          ...(this.state.system === null ? {} : { system: this.state.system }),
+          messages: this.state.conversation,
+          tools: this.modelTools(),
+        },
         {
           signal: this.abort.signal,
           index: this.state.modelCalls - 1 - this.state.inheritedModelCalls,

@@ -57,6 +57,8 @@ export interface LoopState {
   ended: boolean;
   /** The session's caller deadline (epoch ms) from session_created, or null. */
   sessionDeadline: number | null;
+  /** The system prompt of its model calls (session_created's), if any. */
+  system: string | null;
   /**
    * A fork with a model of its own: the Agentloop model calls it copied from its source, which its
    * model did not answer (the scripted provider's steps count from after them).
@@ -89,6 +91,7 @@ export function initialState(): LoopState {
     lastSeq: 0,
     ended: false,
     sessionDeadline: null,
+    system: null,
     inheritedModelCalls: 0,
     messages: [],
     activation: null,
@@ -167,6 +170,7 @@ type Fold<K extends BrainRecordKind> = (state: LoopState, seq: number, p: Record
 const FOLDS: { [K in BrainRecordKind]?: Fold<K> } = {
   session_created: (state, _seq, p) => {
     state.sessionDeadline = p.deadline ?? null;
+    state.system = p.system ?? null;
     state.inheritedModelCalls = p.forkedFrom?.modelCalls ?? 0;
   },
   user_message: (state, seq, p) => {

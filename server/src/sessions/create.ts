@@ -136,6 +136,7 @@ function createdPayload(
   const deadline = resolveCallerDeadline(body);
   return {
     model: publicModelConfig(body.model),
+    ...(body.system === undefined ? {} : { system: body.system }),
     tools: tools.map((t) => ({ name: t.name, env: t.env })),
     // What each MCP server advertised at placement, journaled: the contract its calls run under.
     ...(mcp.length > 0 ? { mcpTools: mcp.map(journaledMcpTool) } : {}),

@@ -29,7 +29,8 @@ const FORKED = { status: "cancelled", cause: "forked" } as const;
  * Forks `sourceId` at `body.at`: a new session whose journal is the source's up to `at`, then the
  * records closing what was open there (tool calls end `cancelled` with cause `forked`, a model
  * call `unknown`, the activation `cancelled`), owned by this server and parked. The source is
- * untouched. Its next turn runs the Agentloop on the forked conversation, with `body.model` when given.
+ * untouched. Its next turn runs the Agentloop on the forked conversation, with `body.model` and
+ * `body.system` when given.
  */
 export async function forkSessionFor(
   rt: ForkDeps,
@@ -53,7 +54,13 @@ export async function forkSessionFor(
       at: body.at,
       ownerId: rt.serverId,
       model,
-      created: forkCreated(created, sourceId, body.at, model, records),
+      created: forkCreated(
+        body.system === undefined ? created : { ...created, system: body.system },
+        sourceId,
+        body.at,
+        model,
+        records,
+      ),
       secrets: await resealed(rt, sourceId, id, body),
       closing,
       openCalls,

@@ -110,6 +110,32 @@ describe("forks", () => {
     await until("nothing open in the fork", async () => (await journalOf(server.db.sql, fork.id)).length > 0);
   });
 
+  it("a session's system prompt reaches its model; a fork's own replaces it, the source keeps its", async () => {
+    openai.reply({ text: "as a pirate" }, { text: "as a clerk" }, { text: "still a pirate" });
+    const model = { provider: "openai", name: "gpt-test", apiKey: "sk-system", baseUrl: openai.url } as const;
+    const source = await brain.sessions.create({ model, system: "Answer as a pirate." });
+    await expect(source.send("hello")).resolves.toBe("as a pirate");
+    const systemOf = (i: number) => {
+      const messages = openai.requests.at(i)!.body.messages as { role: string; content: unknown }[];
+      return messages.filter((m) => m.role === "system").map((m) => m.content);
+    };
+    expect(systemOf(-1)).toEqual(["Answer as a pirate."]);
+    const at = (await brain.sessions.get(source.id)).info.lastSequence;
+    const fork = await brain.sessions.fork(source.id, { at, system: "Answer as a clerk." });
+    const forked = await journalOf(server.db.sql, fork.id);
+    expect(forked[0]!.payload).toMatchObject({ system: "Answer as a clerk.", forkedFrom: { session: source.id } });
+    await expect(fork.send("hello again")).resolves.toBe("as a clerk");
+    expect(systemOf(-1)).toEqual(["Answer as a clerk."]);
+    await expect(source.send("hello again")).resolves.toBe("still a pirate");
+    expect(systemOf(-1)).toEqual(["Answer as a pirate."]);
+    expect((await journalOf(server.db.sql, source.id))[0]!.payload).toMatchObject({ system: "Answer as a pirate." });
+    // A prompt that is empty or too long is refused, and nothing is made of it.
+    for (const system of ["", "x".repeat(64 * 1024 + 1)]) {
+      const path = `/v1/sessions/${source.id}/fork`;
+      expectError(await request(server, "POST", path, { body: { at, system } }), "invalid_request");
+    }
+  });
+
   it("replay: a recorded session's fork against the scripted provider, as a regression test", async () => {
     openai.reply({ text: "recorded answer" });
     const recorded = await brain.sessions.create({
