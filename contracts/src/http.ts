@@ -189,7 +189,7 @@ export const ToolPlacementSchema = z.strictObject({
   timeoutMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   /**
    * "always": each call waits for a person to approve it (as is or with edited input) or deny it
-   * before it is dispatched (host tools). "predicate": the host that declares the tool asks its own
+   * before it is dispatched (to its host, or to a worker's job). "predicate" (host tools only): the host that declares the tool asks its own
    * predicate of each call's input before running it, and holds the call for a person when it
    * answers true (an `approval` frame; the answer is journaled as approval_checked). Absent: calls
    * are dispatched and run at once.

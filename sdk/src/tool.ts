@@ -48,10 +48,10 @@ export interface ToolDefinition<
   timeoutMs?: number;
   /**
    * "always": each call waits for a person to approve it (as is, or with edited input) or deny it
-   * before it is sent to the host (`session.approvals()`, `approve`, `deny`). A function: asked of
-   * each call's parsed input here, in the host, before `run`; `true` (or a throw, or a rejection)
-   * holds the call for a person as "always" does, `false` runs it. Its answer is journaled
-   * (approval_checked); an approved call runs without asking it again. Host tools only.
+   * before it is sent to whatever runs it (`session.approvals()`, `approve`, `deny`). A function
+   * (tools with `run` only): asked of each call's parsed input here, in the host, before `run`;
+   * `true` (or a throw, or a rejection) holds the call for a person as "always" does, `false` runs
+   * it. Its answer is journaled (approval_checked); an approved call runs without asking it again.
    */
   approval?: "always" | ((input: z.output<I>) => boolean | Promise<boolean>);
   /** Runs in the registering application (a host environment). Exactly one of run / implementation. */
@@ -268,6 +268,9 @@ function checkDefinition<I extends z.ZodType, O extends OptionalSchema, P extend
   }
   if (run !== undefined && typeof run !== "function") {
     throw new BrainError("invalid_tool", `${name}: run must be a function.`);
+  }
+  if (typeof definition.approval === "function" && run === undefined) {
+    throw new BrainError("invalid_tool", `${name}: an approval predicate needs run (the host asks it); use "always".`);
   }
   const describe = typeof implementation === "function" ? implementation : undefined;
   if (implementation !== undefined && !describe && typeof (implementation as Component).admit !== "function") {

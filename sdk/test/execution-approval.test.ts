@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { tool } from "../src/tool.js";
 import { start } from "./execution-support.js";
 import { SESSION_ID, settle } from "./recording-channel.js";
 
@@ -90,5 +92,17 @@ describe("approval predicates", () => {
     await settle();
     expect(asked).toBe(0);
     expect(channel.types()).toEqual(["finish"]);
+  });
+
+  it("is refused on a tool without run: only a host can ask it", () => {
+    expect(() =>
+      tool({
+        name: "d",
+        description: "",
+        input: z.object({}),
+        approval: () => true,
+        implementation: () => ({ type: "http_json", method: "GET", path: "/" }),
+      }),
+    ).toThrow(expect.objectContaining({ code: "invalid_tool" }));
   });
 });

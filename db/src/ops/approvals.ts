@@ -1,5 +1,6 @@
 import { BrainError, errorOutcome, type PendingApproval, type RecordPayload } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
+import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, mergeKeys, Touch } from "../commit-keys.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
@@ -65,13 +66,18 @@ function decided(seq: number, decision: "approved" | "denied", d: Decision): Rec
 /**
  * Approves a waiting call: approval_decided is journaled and the call becomes pending with the
  * input it runs with (the edited one, or the model's: set either way, it marks the call approved,
- * so its host runs it without asking a predicate again), in one transaction; its host's servers are told (the commit's host key)
- * and whichever holds a connection serving the session claims and sends it, once.
+ * so its host runs it without asking a predicate again), in one transaction; its host's servers
+ * are told (the commit's host key) and whichever holds a connection serving the session claims
+ * and sends it, once. A call Brain runs itself gets its worker job in that transaction.
  */
+/** Commits a worker's job for a call inside the transaction that makes it pending (enqueueWorkerJob). */
+export type EnqueueJob = (tx: TransactionSql, call: CallKey, owner: string | null) => Promise<void>;
+
 export function approveCall(
   sessionId: string,
   seq: number,
   d: Decision,
+  enqueueJob: EnqueueJob,
 ): WriteOp<{ sequence: number; hostId: string | null }> {
   return {
     exclusive: true,
@@ -85,14 +91,17 @@ export function approveCall(
       const brain = tables(tx);
       const input = d.input === undefined ? null : JSON.stringify(d.input);
       // The state test is the decision's guard: one UPDATE both checks and takes the call.
-      const [row] = await tx<{ host_id: string | null }[]>`
+      const [row] = await tx<{ host_id: string | null; executor: string; token_id: string | null }[]>`
         UPDATE ${brain.calls} c SET state = 'pending',
           approved_input = COALESCE(${input}::text::jsonb, r.payload->'input')
         FROM ${brain.records} r
         WHERE c.session_id = ${sessionId} AND c.seq = ${seq} AND c.state = 'awaiting'
           AND r.session_id = c.session_id AND r.seq = c.seq
-        RETURNING c.host_id`;
+        RETURNING c.host_id, c.executor,
+          (SELECT s.token_id FROM ${brain.sessions} s WHERE s.id = c.session_id) AS token_id`;
       if (!row) throw new BrainError("call_not_waiting");
+      // A tool Brain runs itself: its worker job commits with the approval, as with a call's start.
+      if (row.executor === "worker") await enqueueJob(tx, { sessionId, seq }, row.token_id);
       const appended = await appendRecords(sessionId, [
         { kind: "approval_decided", payload: decided(seq, "approved", d) },
       ]).run(tx);

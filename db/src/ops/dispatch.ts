@@ -94,9 +94,9 @@ export function claimWorkerCall(
         WITH c AS (
           UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
           WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'worker'
-          RETURNING tool, deadline_at, resume
+          RETURNING tool, deadline_at, resume, approved_input
         )
-        SELECT c.tool, r.payload->'input' AS input, c.resume,
+        SELECT c.tool, COALESCE(c.approved_input, r.payload->'input') AS input, c.resume,
                (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline,
                (SELECT t FROM ${brain.sessions} s, jsonb_array_elements(s.tools) AS t
                  WHERE s.id = ${sessionId} AND t->>'name' = c.tool) AS placement

@@ -97,22 +97,25 @@ export class Dispatcher {
     payload: StartedPayload,
     base: CallBase,
   ): NewRecord {
-    if (tool && (tool.env.type !== "host" || tool.env.url)) {
-      // Brain runs it itself (a component, an HTTP Environment descriptor, a tool the application
-      // serves over HTTP): a worker claims it through the job committed with this record.
-      const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "worker" } as const;
-      return { kind: "tool_call_started", payload, call };
-    }
-    const named = tool ? session.namedHosts[tool.env.name] : undefined;
-    if (tool?.approval === "always" && (named || session.hostId)) {
-      // An approval gate: journaled with its input's hash, dispatched only once approved.
-      const hostId = named ?? session.hostId;
-      const call = { ...base, hostId, connectionId: null, state: "awaiting", executor: "host" } as const;
+    const brainRuns = tool !== undefined && (tool.env.type !== "host" || Boolean(tool.env.url));
+    const named = tool && !brainRuns ? session.namedHosts[tool.env.name] : undefined;
+    if (tool?.approval === "always" && (brainRuns || named || session.hostId)) {
+      // An approval gate: journaled with its input's hash, dispatched only once approved (a
+      // worker's job is committed with the approval then, not now).
+      const hostId = brainRuns ? null : (named ?? session.hostId);
+      const executor = brainRuns ? "worker" : "host";
+      const call = { ...base, hostId, connectionId: null, state: "awaiting", executor } as const;
       return {
         kind: "tool_call_started",
         payload: { ...payload, approval: { inputHash: inputHash(payload.input) } },
         call,
       };
+    }
+    if (brainRuns) {
+      // Brain runs it itself (a component, an HTTP Environment descriptor, a tool the application
+      // serves over HTTP): a worker claims it through the job committed with this record.
+      const call = { ...base, hostId: null, connectionId: null, state: "pending", executor: "worker" } as const;
+      return { kind: "tool_call_started", payload, call };
     }
     if (named) {
       // A named host: pending, and every server holding one of its replicas is told (the

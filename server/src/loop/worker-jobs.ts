@@ -15,7 +15,8 @@ export function withWorkerJobs(
   records: NewRecord[],
   op: WriteOp<AppendResult>,
 ): WriteOp<AppendResult> {
-  const component = records.map((r) => r.call?.executor === "worker");
+  // A call waiting at an approval gate gets its job when it is approved (approveCall).
+  const component = records.map((r) => r.call?.executor === "worker" && r.call.state === "pending");
   if (!component.includes(true)) return op;
   return {
     keys: op.keys,

@@ -1,6 +1,7 @@
 import { ApproveCallBodySchema, BrainError, DenyCallBodySchema, type ToolPlacement } from "@aexhq/brain-contracts";
 import { inputProblem } from "@aexhq/brain-core/schemas";
 import { approveCall, denyCall, getSession, listApprovals } from "@aexhq/brain-db/ops";
+import { enqueueWorkerJob } from "@aexhq/brain-db/queue";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { Principal } from "../plugins/auth.js";
@@ -36,7 +37,9 @@ export async function approvalRoutes(app: FastifyInstance): Promise<void> {
     if (body.input !== undefined) await checkEdited(id, seq, body.input);
     const by = decider(request.principal);
     const decision = body.input === undefined ? { by } : { by, input: body.input };
-    const r = await rt.writer.submit(approveCall(id, seq, decision));
+    const r = await rt.writer.submit(
+      approveCall(id, seq, decision, (tx, call, owner) => enqueueWorkerJob(rt.boss, tx, call, owner)),
+    );
     return { call: seq, decision: "approved", sequence: r.sequence };
   });
 

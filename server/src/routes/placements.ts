@@ -41,10 +41,10 @@ export async function checkPlacements(
     }
     envs.set(t.env.name, t.env);
     checkSchemas(t);
-    if (t.approval && (t.env.type !== "host" || t.env.url)) {
+    if (t.approval === "predicate" && (t.env.type !== "host" || t.env.url)) {
       throw new BrainError(
         "invalid_request",
-        `${t.name}: approval gates are for tools a host runs over its connection; this one Brain runs itself.`,
+        `${t.name}: an approval predicate is asked by the host that runs the tool; Brain runs this one itself (use "always").`,
       );
     }
     if (t.env.type !== "http" && specs.has(t.env.name)) {

@@ -5,7 +5,6 @@
 import { type BrainError, tool } from "@aexhq/brain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectError, request } from "../../../testkit/api.js";
 import { callsThenDone, journalOf, serverAndClient, until } from "../../../testkit/tool-harness.js";
 
 const { server, client: brain } = serverAndClient();
@@ -189,25 +188,5 @@ describe("approval gates", () => {
     abort.abort();
     expect((await watched.next()).done).toBe(true);
     expect(runs).toEqual([{ to: "a", amount: 1 }]);
-  });
-
-  it("is refused for a tool Brain runs itself", async () => {
-    const tools = [
-      {
-        name: "fetch",
-        description: "HTTP",
-        inputSchema: { type: "object" },
-        outputSchema: null,
-        env: { type: "http", name: "api" },
-        approval: "always",
-        implementation: { type: "descriptor", descriptor: { type: "http_json", method: "GET", path: "/" } },
-      },
-    ];
-    const body = {
-      model: { provider: "scripted", script: [] },
-      tools,
-      environments: [{ type: "http", name: "api", baseUrl: "http://127.0.0.1:9" }],
-    };
-    expectError(await request(server, "POST", "/v1/sessions", { body }), "invalid_request");
   });
 });
