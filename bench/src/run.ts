@@ -8,6 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { floorStack, floorStackJournal } from "./baselines/bare-stack/floor-stack.js";
+import { dbosRoundtrip } from "./baselines/dbos-roundtrip.js";
 import { floorCommit } from "./baselines/floor-commit.js";
 import { floorJournal } from "./baselines/floor-journal.js";
 import { graphileRoundtrip } from "./baselines/graphile-roundtrip.js";
@@ -52,6 +53,7 @@ const SCENARIOS: Scenario[] = [
   floorStackJournal,
   pgbossRoundtrip,
   graphileRoundtrip,
+  dbosRoundtrip,
   turnText,
   turnOneTool,
   toolDispatch,

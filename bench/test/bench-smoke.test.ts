@@ -119,6 +119,28 @@ describe("npm run bench -- --quick", () => {
     expect(cpu?.journal?.measured).toMatch(/ ms$/);
   });
 
+  it("runs the DBOS Transact baseline and judges Brain against it", { timeout: 120_000 }, async () => {
+    const out = join(dir, "dbos.json");
+    const { code, output } = await run(["--quick", "--only", "dbos_roundtrip", "--out", out], {
+      DATABASE_URL: inject("brainAdminUrl"),
+    });
+    expect(code, output).toBe(0);
+    const report = JSON.parse(readFileSync(out, "utf8")) as {
+      figures: { name: string; n: number }[];
+      targets: { target: string; measured: string }[];
+      errors: unknown[];
+    };
+    expect(report.errors).toEqual([]);
+    const byName = new Map(report.figures.map((f) => [f.name, f]));
+    for (const name of ["dbos_roundtrip", "dbos_roundtrip.throughput", "dbos_roundtrip.under_load"]) {
+      expect(byName.get(name)?.n, name).toBeGreaterThan(0);
+    }
+    // Without Brain's figures in the run, its targets against DBOS are listed, not judged.
+    expect(report.targets.find((t) => t.target === "tool_throughput ≥ 1 × dbos_roundtrip.throughput")?.measured).toBe(
+      "not measured",
+    );
+  });
+
   it("--server start measures Brain as npm start runs it: a server with its in-process worker", {
     timeout: 120_000,
   }, async () => {

@@ -81,6 +81,18 @@ export function ratios(figures: Figure[]): Ratio[] {
     rateOf(figures, "graphile_roundtrip.throughput"),
     "calls/s ÷ graphile_roundtrip.throughput calls/s",
   );
+  push(
+    "call_roundtrip ÷ DBOS",
+    p50(figures, "turn_one_tool.call_roundtrip"),
+    p50(figures, "dbos_roundtrip"),
+    "p50 ÷ dbos_roundtrip p50",
+  );
+  push(
+    "tool_throughput ÷ DBOS",
+    rateOf(figures, "tool_throughput"),
+    rateOf(figures, "dbos_roundtrip.throughput"),
+    "calls/s ÷ dbos_roundtrip.throughput calls/s",
+  );
   out.push(...scalingRatios(figures));
   push(
     "two_servers ÷ tool_throughput",
@@ -234,7 +246,7 @@ export function asStack(figures: Figure[], stack: StackName = "floor_stack"): Fi
     return name ? [{ ...f, name }] : [];
   });
   if (renamed.length === 0) return undefined;
-  const baselines = figures.filter((f) => /^(floor_commit|floor_notify|pgboss_|graphile_)/.test(f.name));
+  const baselines = figures.filter((f) => /^(floor_commit|floor_notify|pgboss_|graphile_|dbos_)/.test(f.name));
   return [...baselines, ...renamed, value("turn_text.commits", "commits/turn", 1, 2)];
 }
 

@@ -36,6 +36,8 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
     });
   check("tool_throughput ≥ 5 × pgboss_roundtrip.throughput", r("tool_throughput ÷ pg-boss"), (v) => v >= 5);
   check("tool_throughput ≥ 5 × graphile_roundtrip.throughput", r("tool_throughput ÷ graphile-worker"), (v) => v >= 5);
+  check("tool_throughput ≥ 1 × dbos_roundtrip.throughput", r("tool_throughput ÷ DBOS"), (v) => v >= 1);
+  check("call round trip ≤ 1 × dbos_roundtrip", r("call_roundtrip ÷ DBOS"), (v) => v <= 1);
   check("tool_throughput ≥ 1 × floor_commit.notify_c8", r("tool_throughput ÷ notifying-commit cap"), (v) => v >= 1);
   check("CPU per tool call ≤ 0.5 ms", r("CPU per tool call (ms)"), (v) => v <= 0.5, "ms");
   check("turn_text p50 ≤ 2 × (commits × floor_commit)", r("turn_text ÷ floor"), (v) => v <= 2);

@@ -12,6 +12,8 @@ describe("the targets table", () => {
     rate("graphile_roundtrip.throughput", "calls/s", 300, 3),
     latency("turn_one_tool.call_roundtrip", [2, 2, 2]),
     latency("graphile_roundtrip", [4, 4, 4]),
+    rate("dbos_roundtrip.throughput", "calls/s", 2_000, 3),
+    latency("dbos_roundtrip", [1, 1, 1]),
     rate("tool_scaling.sessions_1", "calls/s", 300, 3),
     rate("tool_scaling.sessions_512", "calls/s", 2_400, 3),
     latency("journal_size.records_10", [5, 5, 5]),
@@ -35,6 +37,11 @@ describe("the targets table", () => {
       met: true,
     });
     expect(table.get("call round trip ≤ ¼ of graphile_roundtrip")).toMatchObject({ measured: "0.5 ×", met: false });
+  });
+
+  it("holds throughput and the call round trip against DBOS Transact", () => {
+    expect(table.get("tool_throughput ≥ 1 × dbos_roundtrip.throughput")).toMatchObject({ measured: "3 ×", met: true });
+    expect(table.get("call round trip ≤ 1 × dbos_roundtrip")).toMatchObject({ measured: "2 ×", met: false });
   });
 
   it("reports how throughput grows and whether a turn is flat in journal size", () => {
