@@ -1,0 +1,192 @@
+// The hot path touches one session's rows: the road past one Postgres (sessions distributed by
+// `session_id`, docs/scaling.md) needs every statement of a turn, a tool call, an emit and an
+// approval to be routable by one session. The statements a real server runs for that work are
+// recorded off the wire (testkit/statement-recorder.ts) and each one that reads or writes a
+// session-scoped table is planned by Postgres: every scan of such a table must be keyed by a
+// single session (`session_id = …`, or `id = …` for sessions). What may touch several sessions is
+// listed below with its reason; anything else fails, naming the statement and the scan.
+import { Brain, tool } from "@aexhq/brain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
+import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
+import {
+  type RecordedStatement,
+  type StatementRecorder,
+  startStatementRecorder,
+} from "../../../testkit/statement-recorder.js";
+import { scripted } from "../../../testkit/turns.js";
+import { until } from "../../../testkit/wait.js";
+
+/** Statements allowed to touch several sessions' rows, and why. */
+export const CROSS_SESSION: { match: RegExp; why: string }[] = [
+  {
+    match: /FROM "brain"\."write_inputs"\(/,
+    why: "the journal writer's batch: one statement per kind for all the sessions of one commit, each input row keyed by its session (db/src/writer/merge.ts)",
+  },
+  {
+    match: /WHERE host_id = \$\d+ AND state = 'pending' AND executor = 'host'/,
+    why: "a host connection claims the pending calls of the sessions it serves (dispatch.ts claimPendingCalls)",
+  },
+  {
+    match: /FROM "brain"\."host_connections" hc JOIN "brain"\."servers"/,
+    why: "a replica of a named host claims its fair share of the host's calls (named-hosts.ts)",
+  },
+  {
+    match: /^WITH c AS \( UPDATE "brain"\."calls" SET state = 'ended'/,
+    why: "ending calls by a filter (end-calls.ts): one session's at its end or cancel, but a lost connection's, a dead server's and the deadline sweep's span sessions",
+  },
+  {
+    match: /status = 'ended' AND (s\.)?ended_at < now\(\)/,
+    why: "retention: the sessions ended longer ago than BRAIN_RETENTION_DAYS, and their records (retention.ts)",
+  },
+  {
+    match: /^DELETE FROM "brain"\."(host_connections|servers|components|hosts)"/,
+    why: "retention of shared rows (closed connections, stopped servers, unused components and hosts) once no session's call or tool uses them",
+  },
+];
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  Plans?: PlanNode[];
+  [cond: string]: unknown;
+}
+
+const CONDITIONS = ["Index Cond", "Recheck Cond", "Filter", "Join Filter", "Hash Cond", "Merge Cond"];
+
+/** The scans of session-scoped tables not keyed by one session, as "relation: conditions". */
+function unkeyedScans(node: PlanNode, sessionTables: Set<string>, out: string[] = []): string[] {
+  const relation = node["Relation Name"];
+  if (relation && sessionTables.has(relation) && node["Node Type"] !== "ModifyTable") {
+    const conds = CONDITIONS.map((c) => node[c]).filter((c): c is string => typeof c === "string");
+    const key = relation === "sessions" ? /(^|[^a-z_.])(\w+\.)?id = (?!ANY)/ : /session_id = (?!ANY)/;
+    if (!conds.some((c) => key.test(c)))
+      out.push(`${relation} (${node["Node Type"]}): ${conds.join(" AND ") || "no condition"}`);
+  }
+  for (const child of node.Plans ?? []) unkeyedScans(child, sessionTables, out);
+  return out;
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+
+let db: TestDatabase;
+let recorder: StatementRecorder;
+let server: InProcessBrain;
+let client: Brain;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 2 });
+  recorder = await startStatementRecorder(db.directUrl);
+  // The server's every connection through the recorder (no pooler: its statements as they are).
+  server = await startBrain({ db: { ...db, url: recorder.through(db.directUrl), serverDirectUrl: undefined } });
+  client = new Brain({ url: server.url, token: server.token });
+});
+afterAll(async () => {
+  await client?.close();
+  await server?.close();
+  await recorder?.close();
+  await db?.drop();
+});
+
+/** A text turn, a turn whose tool emits and finishes, an approval, a cancelled call, an end. */
+async function hotPathWork(): Promise<void> {
+  const echo = tool({
+    name: "echo",
+    description: "Echoes.",
+    input: z.object({ n: z.number() }),
+    run: async (input, ctx) => {
+      await ctx.emit("progress", { n: input.n });
+      return ctx.finish({ n: input.n });
+    },
+  });
+  const gated = tool({
+    name: "gated",
+    description: "Waits for a person.",
+    input: z.object({ n: z.number() }),
+    approval: "always",
+    run: async (input, ctx) => ctx.finish({ n: input.n }),
+  });
+  const session = await client.sessions.create({
+    model: scripted(
+      { text: "hello" },
+      { toolCalls: [{ name: "echo", input: { n: 1 } }] },
+      { text: "echoed" },
+      { toolCalls: [{ name: "gated", input: { n: 2 } }] },
+      { text: "approved" },
+    ),
+    tools: [echo(), gated()],
+  });
+  await expect(session.send("hi")).resolves.toBe("hello");
+  await expect(session.send("echo")).resolves.toBe("echoed");
+  const turn = session.send("gate");
+  const waiting = await until("a call waiting", async () => (await session.approvals())[0]);
+  await session.approve(waiting.call);
+  await expect(turn).resolves.toBe("approved");
+  await session.end();
+}
+
+async function sessionTables(): Promise<Set<string>> {
+  const rows = await db.sql<{ table_name: string }[]>`
+    SELECT c.table_name FROM information_schema.columns c
+    JOIN information_schema.tables t USING (table_schema, table_name)
+    WHERE c.table_schema = 'brain' AND c.column_name = 'session_id' AND t.table_type = 'BASE TABLE'`;
+  return new Set(["sessions", ...rows.map((r) => r.table_name)]);
+}
+
+async function planOf(statement: RecordedStatement): Promise<PlanNode> {
+  const [row] = await db.sql.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
+    `EXPLAIN (FORMAT JSON) ${statement.text}`,
+    statement.params as never[],
+  );
+  return row!["QUERY PLAN"][0]!.Plan;
+}
+
+describe("the hot path's statements", () => {
+  it("each touches one session's rows, or is on the list of cross-session operations", async () => {
+    // One turn first, so that what runs once per server (its start, the host's first connection)
+    // is not taken for the hot path.
+    const warm = await client.sessions.create({ model: scripted({ text: "warm" }) });
+    await warm.send("warm");
+    recorder.start();
+    await hotPathWork();
+    const recorded = recorder.stop();
+    const tables = await sessionTables();
+    const distinct = new Map<string, RecordedStatement>();
+    for (const s of recorded) if (!distinct.has(oneLine(s.text))) distinct.set(oneLine(s.text), s);
+    const listed = new Set<string>();
+    const failures: string[] = [];
+    let keyed = 0;
+    for (const [text, statement] of distinct) {
+      const allowed = CROSS_SESSION.find((c) => c.match.test(text));
+      if (allowed) {
+        listed.add(allowed.why);
+        continue;
+      }
+      if (!/^\s*(WITH|SELECT|UPDATE|DELETE|INSERT)\b/i.test(text)) continue;
+      const unkeyed = unkeyedScans(await planOf(statement), tables);
+      if (unkeyed.length > 0) failures.push(`${text.slice(0, 240)}\n    ${unkeyed.join("\n    ")}`);
+      else keyed++;
+    }
+    expect(failures, `statements touching more than one session's rows:\n${failures.join("\n")}`).toEqual([]);
+    // The recording saw the hot path: the writer's batches and single-session reads and writes.
+    expect(listed).toContain(CROSS_SESSION[0]!.why);
+    expect(keyed).toBeGreaterThan(3);
+  });
+
+  it("the check finds a statement that reads every session's records", async () => {
+    const tables = await sessionTables();
+    const every = await planOf({ text: `SELECT count(*) FROM "brain"."records" WHERE kind = $1`, params: ["x"] });
+    expect(unkeyedScans(every, tables)).toEqual([expect.stringContaining("records")]);
+    const some = await planOf({
+      text: `SELECT seq FROM "brain"."records" WHERE session_id = ANY($1::uuid[])`,
+      params: ["{00000000-0000-0000-0000-000000000000}"],
+    });
+    expect(unkeyedScans(some, tables)).toHaveLength(1);
+    const one = await planOf({
+      text: `SELECT seq FROM "brain"."records" WHERE session_id = $1 AND seq > $2`,
+      params: ["00000000-0000-0000-0000-000000000000", "0"],
+    });
+    expect(unkeyedScans(one, tables)).toEqual([]);
+  });
+});
