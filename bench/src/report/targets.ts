@@ -45,6 +45,17 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
   check("tool_dispatch p50 ≤ 1.5 × floor_notify.commit_to_listener", r("tool_dispatch ÷ floor"), (v) => v <= 1.5);
   check("call round trip ≤ ¼ of pgboss_roundtrip", r("call_roundtrip ÷ pg-boss"), (v) => v <= 0.25);
   check("call round trip ≤ ¼ of graphile_roundtrip", r("call_roundtrip ÷ graphile-worker"), (v) => v <= 0.25);
+  // The second stage's, against the bare stack of the same run: the floor of this architecture.
+  check("tool_throughput ≥ 0.5 × floor_stack.throughput", inverse(r("floor_stack ÷ tool_throughput")), (v) => v >= 0.5);
+  check("turn_text p50 ≤ 1.5 × floor_stack.turn_text", r("turn_text ÷ floor_stack"), (v) => v <= 1.5);
+  check("emit p50 ≤ 1.5 × floor_stack.emit", r("emit ÷ floor_stack"), (v) => v <= 1.5);
+  check(
+    "tool_dispatch p50 ≤ 1.5 × floor_stack.dispatch",
+    r("tool_dispatch.to_host_socket ÷ floor_stack"),
+    (v) => v <= 1.5,
+  );
+  check("call round trip ≤ 2 × floor_stack.call_roundtrip", r("call_roundtrip ÷ floor_stack"), (v) => v <= 2);
+  check("CPU per tool call ≤ 2 × floor_stack's", r("CPU per tool call ÷ floor_stack"), (v) => v <= 2);
   check(
     "text turn p50 flat in journal size (largest ÷ smallest ≤ 1.2)",
     r("journal_size largest ÷ smallest"),
@@ -77,4 +88,9 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
     "KiB",
   );
   return out;
+}
+
+/** Brain's calls/s ÷ the stack's, from the stack's ÷ Brain's (two decimals, as ratios are). */
+function inverse(v: number | undefined): number | undefined {
+  return v === undefined || v === 0 ? undefined : Math.round((1 / v) * 100) / 100;
 }

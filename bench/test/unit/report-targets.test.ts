@@ -13,6 +13,10 @@ describe("the targets table", () => {
     latency("turn_one_tool.call_roundtrip", [2, 2, 2]),
     latency("graphile_roundtrip", [4, 4, 4]),
     rate("dbos_roundtrip.throughput", "calls/s", 2_000, 3),
+    rate("floor_stack.throughput", "calls/s", 10_000, 3),
+    latency("floor_stack.turn_text", [2, 2, 2]),
+    latency("turn_text", [2.5, 2.5, 2.5]),
+    latency("floor_stack.call_roundtrip", [0.8, 0.8, 0.8]),
     latency("dbos_roundtrip", [1, 1, 1]),
     rate("tool_scaling.sessions_1", "calls/s", 300, 3),
     rate("tool_scaling.sessions_512", "calls/s", 2_400, 3),
@@ -42,6 +46,16 @@ describe("the targets table", () => {
   it("holds throughput and the call round trip against DBOS Transact", () => {
     expect(table.get("tool_throughput ≥ 1 × dbos_roundtrip.throughput")).toMatchObject({ measured: "3 ×", met: true });
     expect(table.get("call round trip ≤ 1 × dbos_roundtrip")).toMatchObject({ measured: "2 ×", met: false });
+  });
+
+  it("holds Brain to the bare stack of the same run", () => {
+    expect(table.get("tool_throughput ≥ 0.5 × floor_stack.throughput")).toMatchObject({ measured: "0.6 ×", met: true });
+    expect(table.get("turn_text p50 ≤ 1.5 × floor_stack.turn_text")).toMatchObject({ measured: "1.25 ×", met: true });
+    expect(table.get("call round trip ≤ 2 × floor_stack.call_roundtrip")).toMatchObject({
+      measured: "2.5 ×",
+      met: false,
+    });
+    expect(table.get("emit p50 ≤ 1.5 × floor_stack.emit")).toMatchObject({ measured: "not measured", met: null });
   });
 
   it("reports how throughput grows and whether a turn is flat in journal size", () => {
