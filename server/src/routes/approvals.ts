@@ -19,8 +19,9 @@ function decider(principal: Principal): string {
  * Approval gates: the calls of a session waiting for a person, and the decisions on them. A
  * decision binds the call as it waits (its sequence and input hash are in the list); a call that
  * is no longer waiting (decided, cancelled, timed out, its session ended) refuses one with
- * `call_not_waiting`. Approval makes the call pending for whichever server holds its host;
- * denial ends it with a `denied` error the model reads.
+ * `call_not_waiting`. Approval makes the call pending for whichever server holds its host (or,
+ * for a tool Brain runs, commits its worker job); denial ends it with a `denied` error the model
+ * reads.
  */
 export async function approvalRoutes(app: FastifyInstance): Promise<void> {
   const rt = app.brain;
