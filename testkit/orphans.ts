@@ -1,15 +1,17 @@
 import type { Sql } from "@aexhq/brain-db/connect";
 
 /**
- * Every base table of Brain's schema with a session_id column. The hot ones have no foreign key
- * to sessions (migration 0014), so tests of deletion check them all, found by their column.
+ * Every table of Brain's schema with a session_id column (a partitioned one as itself, not its
+ * partitions). The hot ones have no foreign key to sessions (migration 0014), so tests of deletion
+ * check them all, found by their column.
  */
 export async function sessionTables(sql: Sql, schema = "brain"): Promise<string[]> {
   const rows = await sql<{ table_name: string }[]>`
-    SELECT c.table_name FROM information_schema.columns c
-    JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-    WHERE c.table_schema = ${schema} AND c.column_name = 'session_id' AND t.table_type = 'BASE TABLE'
-    ORDER BY c.table_name`;
+    SELECT c.relname AS table_name FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'session_id' AND NOT a.attisdropped
+    WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+    ORDER BY c.relname`;
   // None found means the wrong schema, and every check below would pass without looking.
   if (!rows.some((r) => r.table_name === "records")) throw new Error(`no journal in schema ${schema}`);
   return rows.map((r) => r.table_name);

@@ -13,6 +13,8 @@ export const RELATIONS = [
   "calls",
   "component_uploads",
   "components",
+  "drop_journal_partitions",
+  "ensure_journal_partitions",
   "environments",
   "host_connections",
   "host_replicas",

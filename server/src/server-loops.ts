@@ -4,6 +4,7 @@ import { heartbeat } from "@aexhq/brain-db/ops";
 import type { HostConnection } from "./hosts/connection.js";
 import type { Dispatcher } from "./hosts/dispatch.js";
 import type { HostRegistry } from "./hosts/registry.js";
+import { startPartitionUpkeep } from "./journal-partitions.js";
 import type { Liveness } from "./liveness.js";
 import type { ActorRegistry } from "./loop/actors.js";
 import type { OwnedStreams } from "./owned-streams.js";
@@ -69,6 +70,7 @@ export async function startServerLoops(
   await beats.run();
   await sweeps.run();
   const stopRetention = startRetention(rt);
+  const stopPartitions = startPartitionUpkeep(rt);
   // Off (nothing runs) unless an OTLP endpoint is configured.
   const traces = startTraceExporter(rt);
   return {
@@ -77,6 +79,7 @@ export async function startServerLoops(
       void beats.stop();
       void sweeps.stop();
       stopRetention();
+      stopPartitions();
       await traces?.stop();
     },
   };

@@ -74,6 +74,12 @@ export {
 export { type ForkSpec, forkSession, sessionSecrets } from "../ops/fork-session.js";
 export { closeConnection, hostAuth, hostExists, insertHost, openConnection } from "../ops/hosts.js";
 export { type Remembered, recall, remember, sha256 } from "../ops/idempotency.js";
+export {
+  type DroppedWeek,
+  dropJournalWeek,
+  ensureJournalPartitions,
+  PARTITION_WEEKS_AHEAD,
+} from "../ops/journal-partitions.js";
 export { journalsBehind } from "../ops/journals-behind.js";
 export {
   type CallAnswer,
@@ -163,6 +169,7 @@ export {
 } from "../ops/schema-version.js";
 export { environmentSecret, MODEL_SECRET, mcpSecret, readModel, readSecret, secretAad } from "../ops/secrets.js";
 export { heartbeat, liveServerUrl, registerServer, setServerUrl, stopServer } from "../ops/servers.js";
+export { newSessionId } from "../ops/session-id.js";
 export { type SessionEnd, sessionSeqs } from "../ops/session-seqs.js";
 export {
   createSession,

@@ -1,6 +1,7 @@
 import type { Sql } from "postgres";
 import { openLane, throughPooler } from "../connect.js";
 import { type Relation, type Tables, tables } from "../tables.js";
+import { dropJournalWeek } from "./journal-partitions.js";
 import { deleteSessionsIn } from "./session-delete.js";
 
 /** How long idempotency keys are kept, whatever the retention window: a retry comes within a day. */
@@ -96,9 +97,18 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
       if (n < limit) return total;
     }
   };
-  // Expired sessions' journals first, a chunk at a time, each record with its call (no foreign key
-  // cascades between them: migration 0014), so deleting a session below has little left to delete.
-  counts.records = await loop(o.recordsBatch ?? PRUNE_RECORDS_BATCH, async (limit) => {
+  // Whole weeks of expired sessions first: their partitions are dropped, not their rows deleted.
+  for (;;) {
+    if (o.signal?.aborted) return counts;
+    const week = await dropJournalWeek(sql, secs);
+    if (week.weeks === 0) break;
+    counts.sessions += week.sessions;
+    counts.records += week.records;
+  }
+  // Then the journals of expired sessions elsewhere (the default partition, a week held by a
+  // session still running), a chunk at a time, each record with its call (no foreign key cascades
+  // between them: migration 0014), so deleting a session below has little left to delete.
+  counts.records += await loop(o.recordsBatch ?? PRUNE_RECORDS_BATCH, async (limit) => {
     const [row] = await sql<{ n: number }[]>`
       WITH d AS (
         DELETE FROM ${brain.records} WHERE (session_id, seq) IN (
@@ -115,7 +125,7 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   // Then the sessions, each with what is left under it (session-delete.ts: the rows locked, then
   // their children, then the rows, in one transaction). Ended ones release servers (owner_id) and
   // components (tools) in turn.
-  counts.sessions = await loop(batch, (limit) =>
+  counts.sessions += await loop(batch, (limit) =>
     sql.begin(async (tx) => {
       const chosen = await tx<{ id: string }[]>`
         SELECT id FROM ${brain.sessions}

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   BrainError,
   type CreateSessionBodySchema,
@@ -11,7 +10,7 @@ import {
 } from "@aexhq/brain-contracts";
 import type { Upstream } from "@aexhq/brain-core/egress";
 import { publicModelConfig, sealSessionSecrets, storedModelConfig } from "@aexhq/brain-core/models";
-import { createSession, getSession, hostExists, type SessionRow } from "@aexhq/brain-db/ops";
+import { createSession, getSession, hostExists, newSessionId, type SessionRow } from "@aexhq/brain-db/ops";
 import type { WriteOp } from "@aexhq/brain-db/writer";
 import { checkTargets, sessionTargets } from "../egress/targets.js";
 import { placeMcpTools } from "../mcp/placements.js";
@@ -103,7 +102,7 @@ async function sessionOp(
   body: CreateSessionBody,
   { tools, mcp, namedHosts }: Admitted,
 ): Promise<WriteOp<SessionRow>> {
-  const id = randomUUID();
+  const id = newSessionId();
   const quota = await rt.quotas.guard(ownerOf(principal), "sessions");
   return createSession({
     ...(quota ? { quota } : {}),

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   BrainError,
   type ForkSessionBodySchema,
@@ -10,6 +9,7 @@ import { sealSessionSecrets, storedModelConfig } from "@aexhq/brain-core/models"
 import {
   forkSession,
   MODEL_SECRET,
+  newSessionId,
   readRecords,
   type SessionRow,
   secretAad,
@@ -42,7 +42,7 @@ export async function forkSessionFor(
   const created = payloadOf(records[0], "session_created");
   if (!created) throw new BrainError("not_found");
   const { closing, openCalls } = closingRecords(records);
-  const id = randomUUID();
+  const id = newSessionId();
   const model = body.model ? storedModelConfig(body.model) : null;
   const tokenId = ownerOf(principal);
   const guarded = await rt.quotas.guard(tokenId, "sessions");

@@ -57,11 +57,11 @@ const replayed = () =>
     },
     30_000,
   );
-/** Scans of the journal's table the standby itself ran (its statistics are its own). */
+/** Scans of the journal's partitions the standby itself ran (its statistics are its own). */
 const journalScansOnStandby = async () => {
   const [row] = await pg.standby<{ n: number }[]>`
-    SELECT (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::int AS n FROM pg_stat_user_tables
-    WHERE schemaname = 'brain' AND relname = 'records'`;
+    SELECT coalesce(sum(coalesce(seq_scan, 0) + coalesce(idx_scan, 0)), 0)::int AS n FROM pg_stat_user_tables
+    WHERE schemaname = 'brain' AND relname ~ '^records_(default|w[0-9]{8})$'`;
   return row!.n;
 };
 

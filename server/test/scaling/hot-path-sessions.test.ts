@@ -177,12 +177,14 @@ describe("the hot path's statements", () => {
   it("the check finds a statement that reads every session's records", async () => {
     const tables = await sessionTables();
     const every = await planOf({ text: `SELECT count(*) FROM "brain"."records" WHERE kind = $1`, params: ["x"] });
-    expect(unkeyedScans(every, tables)).toEqual([expect.stringContaining("records")]);
+    const unkeyed = unkeyedScans(every, tables);
+    expect(unkeyed.length).toBeGreaterThan(0);
+    for (const scan of unkeyed) expect(scan).toMatch(/^records_(default|w\d{8}) /);
     const some = await planOf({
       text: `SELECT seq FROM "brain"."records" WHERE session_id = ANY($1::uuid[])`,
       params: ["{00000000-0000-0000-0000-000000000000}"],
     });
-    expect(unkeyedScans(some, tables)).toHaveLength(1);
+    expect(unkeyedScans(some, tables).length).toBeGreaterThan(0);
     const one = await planOf({
       text: `SELECT seq FROM "brain"."records" WHERE session_id = $1 AND seq > $2`,
       params: ["00000000-0000-0000-0000-000000000000", "0"],
