@@ -34,6 +34,7 @@ import { type ScenarioDatabase, ScenarioDatabases } from "./runner/scenario-data
 import { componentCall } from "./scenarios/component-call.js";
 import { emit } from "./scenarios/emit.js";
 import { journalSize } from "./scenarios/journal-size.js";
+import { journalVolume } from "./scenarios/journal-volume.js";
 import { liveText } from "./scenarios/live-text.js";
 import { parkedMemory } from "./scenarios/parked-memory.js";
 import { sessionMemory } from "./scenarios/session-memory.js";
@@ -66,6 +67,7 @@ const SCENARIOS: Scenario[] = [
   toolScaling,
   twoServers,
   journalSize,
+  journalVolume,
   liveText,
 ];
 

@@ -128,6 +128,12 @@ export function ratios(figures: Figure[]): Ratio[] {
       `text turn p50 at ${last.size} records ÷ at ${first.size} records`,
     );
   }
+  push(
+    "journal_volume loaded ÷ empty",
+    p50(figures, "journal_volume.turn_loaded"),
+    p50(figures, "journal_volume.turn_empty"),
+    "text turn p50 beside millions of records ÷ on an empty database",
+  );
   const perCall = cpuPerCall(figures, "tool_throughput");
   if (perCall !== undefined) {
     out.push({

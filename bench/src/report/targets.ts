@@ -57,6 +57,18 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
   check("call round trip ≤ 2 × floor_stack.call_roundtrip", r("call_roundtrip ÷ floor_stack"), (v) => v <= 2);
   check("CPU per tool call ≤ 2 × floor_stack's", r("CPU per tool call ÷ floor_stack"), (v) => v <= 2);
   check(
+    "text turn p50 flat beside millions of records (loaded ÷ empty ≤ 1.2)",
+    r("journal_volume loaded ÷ empty"),
+    (v) => v <= 1.2,
+  );
+  const stall = figures.find((f) => f.name === "journal_volume.appends_during_drop");
+  check(
+    "a write waits < 1 s while retention drops a week (longest append)",
+    stall?.kind === "latency" ? rounded(stall.max) : undefined,
+    (v) => v < 1000,
+    "ms",
+  );
+  check(
     "text turn p50 flat in journal size (largest ÷ smallest ≤ 1.2)",
     r("journal_size largest ÷ smallest"),
     (v) => v <= 1.2,

@@ -14,6 +14,9 @@ describe("the targets table", () => {
     latency("graphile_roundtrip", [4, 4, 4]),
     rate("dbos_roundtrip.throughput", "calls/s", 2_000, 3),
     rate("floor_stack.throughput", "calls/s", 10_000, 3),
+    latency("journal_volume.turn_empty", [2, 2, 2]),
+    latency("journal_volume.turn_loaded", [2.1, 2.1, 2.1]),
+    latency("journal_volume.appends_during_drop", [0.5, 0.6, 1_250]),
     latency("floor_stack.turn_text", [2, 2, 2]),
     latency("turn_text", [2.5, 2.5, 2.5]),
     latency("floor_stack.call_roundtrip", [0.8, 0.8, 0.8]),
@@ -56,6 +59,17 @@ describe("the targets table", () => {
       met: false,
     });
     expect(table.get("emit p50 ≤ 1.5 × floor_stack.emit")).toMatchObject({ measured: "not measured", met: null });
+  });
+
+  it("judges a turn beside millions of records, and the stall a dropped week causes", () => {
+    expect(table.get("text turn p50 flat beside millions of records (loaded ÷ empty ≤ 1.2)")).toMatchObject({
+      measured: "1.05 ×",
+      met: true,
+    });
+    expect(table.get("a write waits < 1 s while retention drops a week (longest append)")).toMatchObject({
+      measured: "1250 ms",
+      met: false,
+    });
   });
 
   it("reports how throughput grows and whether a turn is flat in journal size", () => {
