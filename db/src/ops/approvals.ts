@@ -63,6 +63,9 @@ function decided(seq: number, decision: "approved" | "denied", d: Decision): Rec
   };
 }
 
+/** Commits a worker's job for a call inside the transaction that makes it pending (enqueueWorkerJob). */
+export type EnqueueJob = (tx: TransactionSql, call: CallKey, owner: string | null) => Promise<void>;
+
 /**
  * Approves a waiting call: approval_decided is journaled and the call becomes pending with the
  * input it runs with (the edited one, or the model's: set either way, it marks the call approved,
@@ -70,9 +73,6 @@ function decided(seq: number, decision: "approved" | "denied", d: Decision): Rec
  * are told (the commit's host key) and whichever holds a connection serving the session claims
  * and sends it, once. A call Brain runs itself gets its worker job in that transaction.
  */
-/** Commits a worker's job for a call inside the transaction that makes it pending (enqueueWorkerJob). */
-export type EnqueueJob = (tx: TransactionSql, call: CallKey, owner: string | null) => Promise<void>;
-
 export function approveCall(
   sessionId: string,
   seq: number,
