@@ -179,21 +179,24 @@ describe("writes merged into one statement per kind", () => {
     expect((await stateOf(db.sql, ids[1]!)).lastSeq).toBe(1);
   });
 
-  it("a session id spelled in capitals merges as that session", async () => {
+  it("a session id spelled in capitals, braces or without hyphens merges as that session", async () => {
     const w = writer(db.sql);
     const id = randomUUID();
     const other = randomUUID();
     for (const x of [id, other]) await w.submit(newSession(x));
+    // Every spelling Postgres reads as this uuid: each is its own write to the one session, in
+    // order, and each gets its own result back.
+    const spellings = [id, id.toUpperCase(), `{${id}}`, id.replaceAll("-", "")];
     const results = await asOneBatch(w, [
-      appendUnchecked(id, [{ kind: "note", payload: { n: 1 } }]),
-      appendUnchecked(other, [{ kind: "note", payload: { n: 1 } }]),
-      appendUnchecked(id.toUpperCase(), [{ kind: "note", payload: { n: 2 } }]),
+      appendUnchecked(other, [{ kind: "note", payload: { n: 0 } }]),
+      ...spellings.map((s, n) => appendUnchecked(s, [{ kind: "note", payload: { n } }])),
     ]);
     const seqs = results.map(
       (r) => (r as PromiseFulfilledResult<{ records: { seq: number }[] }>).value.records[0]?.seq,
     );
-    expect(seqs).toEqual([2, 2, 3]);
-    expect((await stateOf(db.sql, id)).records.map((r) => r.kind)).toEqual(["session_created", "note", "note"]);
-    expect((await stateOf(db.sql, id)).records.slice(1).map((r) => r.payload)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(seqs).toEqual([2, 2, 3, 4, 5]);
+    const { records } = await stateOf(db.sql, id);
+    expect(records.map((r) => r.kind)).toEqual(["session_created", "note", "note", "note", "note"]);
+    expect(records.slice(1).map((r) => r.payload)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { n: 3 }]);
   });
 });

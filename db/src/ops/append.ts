@@ -4,6 +4,7 @@ import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
+import { uuidKey } from "./uuid-key.js";
 
 /** A tool call row to create with its tool_call_started record. */
 export interface NewCall {
@@ -178,7 +179,7 @@ export function appendUnchecked(
     keys: (result) => (result.records.length === 0 ? emptyKeys() : touched),
     merge: {
       kind: "append",
-      session: sessionId.toLowerCase(),
+      session: uuidKey(sessionId),
       input,
       many: (tx, all) => appendStatement(tx, all as AppendInput[]),
     },
@@ -210,7 +211,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
   // Only appends that start model calls touch the budget table: other appends stay one statement
   // shorter (they are most of the hot path).
   const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
-  return tx<{ op: number; seq: number; kind: string; created_at: Date }[]>`
+  return tx<{ session_id: string; seq: number; kind: string; created_at: Date }[]>`
     WITH o AS (
       SELECT o.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
         jsonb_to_record(e) AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
@@ -221,12 +222,12 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
       WHERE x.id = o.sid
         AND (o.epoch IS NULL OR x.owner_epoch = o.epoch)
         AND (NOT o.active OR x.status = 'active')
-      RETURNING o.op, x.last_seq - o.n AS base
+      RETURNING x.id AS sid, x.last_seq - o.n AS base, o.records
     ),
     input AS (
-      SELECT s.op, o.sid, s.base + e.ord AS seq, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call,
+      SELECT s.sid, s.base + e.ord AS seq, e.v->>'kind' AS kind, e.v->'payload' AS payload, e.v->'call' AS call,
              e.v->'rel' AS rel
-      FROM s JOIN o USING (op), jsonb_array_elements(o.records) WITH ORDINALITY AS e(v, ord)
+      FROM s, jsonb_array_elements(s.records) WITH ORDINALITY AS e(v, ord)
     ),
     r AS (
       INSERT INTO ${brain.records} (session_id, seq, kind, payload)
@@ -265,11 +266,15 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
              COALESCE(i.call->>'executor', 'host'), COALESCE(i.call->>'origin', 'agentloop')
       FROM input i WHERE jsonb_typeof(i.call) = 'object'
     )
-    SELECT i.op, r.seq, r.kind, r.created_at FROM r JOIN input i ON i.sid = r.session_id AND i.seq = r.seq
-    ORDER BY i.op, r.seq`.then((rows) => {
-    // By the input's position, not by session id: a caller may spell a uuid in capitals.
+    SELECT session_id, seq, kind, created_at FROM r`.then((rows) => {
+    // Each input's result found by its session (a statement's sessions are distinct), whatever
+    // its spelling: the rows come from the insert, which knows nothing of the inputs' order.
     const results: AppendResult[] = inputs.map(() => ({ records: [] }));
-    for (const row of rows) results[row.op]!.records.push({ seq: row.seq, kind: row.kind, createdAt: row.created_at });
+    const bySession = new Map(inputs.map((input, k) => [uuidKey(input.sid), results[k]!]));
+    for (const row of rows) {
+      bySession.get(uuidKey(row.session_id))!.records.push({ seq: row.seq, kind: row.kind, createdAt: row.created_at });
+    }
+    for (const result of results) result.records.sort((a, b) => a.seq - b.seq);
     return results;
   });
 }

@@ -4,6 +4,7 @@ import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { lazyRecord, storedRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
+import { uuidKey } from "./uuid-key.js";
 
 /** What a host (or a worker) reports about one open call. */
 export type CallAction =
@@ -129,7 +130,7 @@ export function transitionCall(
     keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
     merge: {
       kind: `transition:${maxBytes}`,
-      session: ref.sessionId.toLowerCase(),
+      session: uuidKey(ref.sessionId),
       input,
       many: (tx, all) => many(tx, all as TransitionInput[]),
     },
@@ -186,7 +187,7 @@ function transitionStatement(
       -- no orphan budget row, and its deletion waits for this statement to commit.
       -- The call found by its whole key (OFFSET 0 keeps the lookup apart): joined freely, the
       -- planner probed a session's calls by session_id alone and read them all.
-      SELECT i.op, c.activation_seq FROM i
+      SELECT i.op, i.sid, i.bytes, c.activation_seq FROM i
       CROSS JOIN LATERAL (
         SELECT c.activation_seq, c.host_id, c.connection_id, c.state FROM ${brain.calls} c
         WHERE c.session_id = i.sid AND c.seq = i.seq OFFSET 0
@@ -197,8 +198,8 @@ function transitionStatement(
     ),
     b AS (
       INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
-      SELECT i.sid, o.activation_seq, i.bytes FROM i JOIN open_call o USING (op)
-      WHERE i.bytes > 0 AND i.bytes <= ${maxBytes}::bigint
+      SELECT o.sid, o.activation_seq, o.bytes FROM open_call o
+      WHERE o.bytes > 0 AND o.bytes <= ${maxBytes}::bigint
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
       WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
       RETURNING session_id
@@ -215,47 +216,60 @@ function transitionStatement(
         AND (c.host_id = i.host OR c.connection_id = i.conn)
         AND ${isOpen(tx)}
         AND (i.bytes = 0 OR EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid))
-      RETURNING i.op, c.outcome
+      RETURNING i.op, i.sid, i.seq, i.records, c.outcome
     ),
     s AS (
-      UPDATE ${brain.sessions} x SET last_seq = x.last_seq + jsonb_array_length(i.records)
-      FROM i JOIN c USING (op)
-      WHERE x.id = i.sid
-      RETURNING i.op, x.last_seq - jsonb_array_length(i.records) AS base
+      UPDATE ${brain.sessions} x SET last_seq = x.last_seq + jsonb_array_length(c.records)
+      FROM c
+      WHERE x.id = c.sid
+      RETURNING c.op, c.sid, c.seq, c.records, c.outcome, x.last_seq - jsonb_array_length(c.records) AS base
     ),
     r AS (
       INSERT INTO ${brain.records} (session_id, seq, kind, payload)
-      SELECT i.sid, s.base + e.ord, e.v->>'kind',
+      SELECT s.sid, s.base + e.ord, e.v->>'kind',
              CASE WHEN e.v->>'kind' = 'tool_call_ended'
-                  THEN jsonb_build_object('call', i.seq, 'outcome', c.outcome)
+                  THEN jsonb_build_object('call', s.seq, 'outcome', s.outcome)
                   ELSE e.v->'payload' END
-      FROM i JOIN s USING (op) JOIN c USING (op), jsonb_array_elements(i.records) WITH ORDINALITY AS e(v, ord)
-      RETURNING session_id, seq, created_at
+      FROM s, jsonb_array_elements(s.records) WITH ORDINALITY AS e(v, ord)
+      RETURNING session_id, created_at
     )
-    -- Joins, not a subquery per column: each of those scanned a whole CTE once per input, which
-    -- cost more than the calls' update (each CTE has at most one row per op, or per session, and
-    -- a statement's sessions are distinct).
-    SELECT i.op, w.seq, (o.op IS NOT NULL AND i.bytes > 0 AND cb.session_id IS NULL) AS over_budget,
-           ended.outcome, w.at
-    FROM i
-    LEFT JOIN (SELECT session_id, max(seq) AS seq, min(created_at) AS at FROM r GROUP BY session_id) w
-      ON w.session_id = i.sid
-    LEFT JOIN open_call o ON o.op = i.op
-    LEFT JOIN b cb ON cb.session_id = i.sid
-    LEFT JOIN c ended ON ended.op = i.op
-    ORDER BY i.op`.then((rows) => rows.map((row, k) => transitionResult(inputs[k]!, row)));
+    -- Each CTE carries forward what the next needs rather than joining back to the input by op:
+    -- the planner takes every CTE for one row, and each such join was a nested loop over two
+    -- CTEs, quadratic in the writes a statement merges. The answer is one row per fact (a report
+    -- written, a report over budget, a record's time), put together by transitionResults.
+    SELECT s.op, s.base + jsonb_array_length(s.records) AS seq, s.outcome, false AS over_budget,
+           NULL::timestamptz AS at, NULL::uuid AS session_id
+    FROM s
+    UNION ALL
+    SELECT o.op, NULL, NULL, true, NULL, NULL FROM open_call o
+    WHERE o.bytes > 0 AND NOT EXISTS (SELECT 1 FROM b WHERE b.session_id = o.sid)
+    UNION ALL
+    SELECT NULL, NULL, NULL, false, r.created_at, r.session_id FROM r`.then((rows) => transitionResults(inputs, rows));
 }
 
-type TransitionRow = { op: number; seq: number | null; over_budget: boolean; outcome: unknown; at: Date | null };
+type TransitionRow =
+  | { op: number; seq: number; outcome: unknown; over_budget: false; at: null; session_id: null }
+  | { op: number; seq: null; outcome: null; over_budget: true; at: null; session_id: null }
+  | { op: null; seq: null; outcome: null; over_budget: false; at: Date; session_id: string };
 
-function transitionResult(input: TransitionInput, row: TransitionRow): TransitionResult {
-  const result: TransitionResult = {
-    seq: row.seq ?? null,
-    ended: input.ends,
-    overBudget: row.over_budget ?? false,
-    bytes: input.bytes,
-  };
-  if (row.seq !== null && input.ends) result.outcome = row.outcome;
-  if (row.at) result.writtenAt = row.at;
-  return result;
+/** One result per input, from the statement's rows (see transitionStatement's answer). */
+function transitionResults(inputs: TransitionInput[], rows: readonly TransitionRow[]): TransitionResult[] {
+  const results = inputs.map(
+    (input): TransitionResult => ({ seq: null, ended: input.ends, overBudget: false, bytes: input.bytes }),
+  );
+  const bySession = new Map(inputs.map((input, k) => [uuidKey(input.sid), results[k]!]));
+  for (const row of rows) {
+    if (row.session_id !== null) {
+      // A report's records share one statement's time; the earliest is when it was written.
+      const result = bySession.get(uuidKey(row.session_id))!;
+      if (result.writtenAt === undefined || row.at < result.writtenAt) result.writtenAt = row.at;
+    } else if (row.over_budget) {
+      results[row.op]!.overBudget = true;
+    } else {
+      const result = results[row.op]!;
+      result.seq = row.seq;
+      if (inputs[row.op]!.ends) result.outcome = row.outcome;
+    }
+  }
+  return results;
 }
