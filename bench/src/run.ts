@@ -34,6 +34,7 @@ import { type ScenarioDatabase, ScenarioDatabases } from "./runner/scenario-data
 import { componentCall } from "./scenarios/component-call.js";
 import { emit } from "./scenarios/emit.js";
 import { journalSize } from "./scenarios/journal-size.js";
+import { journalSteady } from "./scenarios/journal-steady.js";
 import { journalVolume } from "./scenarios/journal-volume.js";
 import { liveText } from "./scenarios/live-text.js";
 import { parkedMemory } from "./scenarios/parked-memory.js";
@@ -68,6 +69,7 @@ const SCENARIOS: Scenario[] = [
   twoServers,
   journalSize,
   journalVolume,
+  journalSteady,
   liveText,
 ];
 

@@ -129,6 +129,12 @@ export function ratios(figures: Figure[]): Ratio[] {
     );
   }
   push(
+    "journal_steady largest ÷ first",
+    figureValue(figures, "journal_steady.journal_max"),
+    figureValue(figures, "journal_steady.journal_first"),
+    "journal size (records and calls) at its largest ÷ once retention's window was full",
+  );
+  push(
     "journal_volume loaded ÷ empty",
     p50(figures, "journal_volume.turn_loaded"),
     p50(figures, "journal_volume.turn_empty"),

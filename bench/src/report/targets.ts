@@ -61,6 +61,11 @@ function brainTargets(ratioList: Ratio[], figures: Figure[]): Target[] {
     r("journal_volume loaded ÷ empty"),
     (v) => v <= 1.2,
   );
+  check(
+    "journal size flat under a steady load with retention (largest ÷ window full ≤ 1.1)",
+    r("journal_steady largest ÷ first"),
+    (v) => v <= 1.1,
+  );
   const stall = figures.find((f) => f.name === "journal_volume.appends_during_drop");
   check(
     "a write waits < 1 s while retention drops a week (longest append)",
