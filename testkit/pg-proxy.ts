@@ -1,4 +1,4 @@
-import { createServer, type Socket, connect as tcpConnect } from "node:net";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
 /**
  * A TCP proxy in front of a test's Postgres that can lose a connection at one exact moment of the
@@ -6,9 +6,7 @@ import { createServer, type Socket, connect as tcpConnect } from "node:net";
  * crash point no trigger can reach (a deferred trigger runs before the commit), where only the
  * writer's mark tells what happened.
  */
-export interface PgProxy {
-  /** `url` (a Postgres URL) pointed at the proxy instead. */
-  through(url: string): string;
+export interface PgProxy extends TcpProxy {
   /**
    * The next commit answer is not delivered: what came before it is, then both sides of that
    * connection are cut. A commit answer is the CommandComplete of a COMMIT, or the ReadyForQuery
@@ -32,7 +30,6 @@ export interface PgProxy {
   readonly cuts: number;
   /** How many ReadyForQuery messages the server has sent, on all connections: one per Sync. */
   readonly readies: number;
-  close(): Promise<void>;
 }
 
 // CommandComplete ('C'), length 11, "COMMIT\0".
@@ -82,28 +79,14 @@ function commitAnswers(onReady: () => void) {
 }
 
 export async function startPgProxy(url: string): Promise<PgProxy> {
-  const target = new URL(url);
-  const sockets = new Set<Socket>();
   let armed = false;
   /** Answers to COMMIT still to swallow in `loseCommitAnswers` mode (0: off). */
   let toSwallow = 0;
   let cuts = 0;
   let readies = 0;
   let silent = false;
-  const server = createServer((client) => {
-    const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
-    const cut = () => {
-      client.destroy();
-      upstream.destroy();
-    };
+  const proxy = await startTcpProxy(url, ({ client, upstream, cut }) => {
     client.on("data", (chunk) => upstream.write(chunk));
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
     let swallowing = false;
     const read = commitAnswers(() => readies++);
     upstream.on("data", (chunk: Buffer) => {
@@ -136,15 +119,9 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
       else cut();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
   return {
-    through(u: string) {
-      const proxied = new URL(u);
-      proxied.hostname = "127.0.0.1";
-      proxied.port = String(port);
-      return proxied.toString();
-    },
+    through: proxy.through,
+    close: proxy.close,
     loseNextCommitAnswer() {
       armed = true;
     },
@@ -159,10 +136,6 @@ export async function startPgProxy(url: string): Promise<PgProxy> {
     },
     get readies() {
       return readies;
-    },
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createServer, type Socket, connect as tcpConnect } from "node:net";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
 /**
  * A TCP proxy in front of a test's Postgres that records the statements its clients run, read off
@@ -12,14 +12,11 @@ export interface RecordedStatement {
   params: (string | null)[];
 }
 
-export interface StatementRecorder {
-  /** `url` (a Postgres URL) pointed at the recorder instead. */
-  through(url: string): string;
+export interface StatementRecorder extends TcpProxy {
   /** Starts recording (again), forgetting what was recorded before. */
   start(): void;
   /** Stops recording and answers what was recorded, in the order the server received it. */
   stop(): RecordedStatement[];
-  close(): Promise<void>;
 }
 
 const SSL_REQUEST = 80877103;
@@ -94,17 +91,9 @@ function readBind(body: Buffer): { statement: string; params: (string | null)[] 
 }
 
 export async function startStatementRecorder(url: string): Promise<StatementRecorder> {
-  const target = new URL(url);
-  const sockets = new Set<Socket>();
   let recording = false;
   let recorded: RecordedStatement[] = [];
-  const server = createServer((client) => {
-    const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => sockets.delete(s));
-      s.on("error", () => {});
-    }
+  const proxy = await startTcpProxy(url, ({ client, upstream }) => {
     const read = frontendReader((s) => {
       if (recording) recorded.push(s);
     });
@@ -113,18 +102,10 @@ export async function startStatementRecorder(url: string): Promise<StatementReco
       upstream.write(chunk);
     });
     upstream.on("data", (chunk) => client.write(chunk));
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
   return {
-    through(u: string) {
-      const proxied = new URL(u);
-      proxied.hostname = "127.0.0.1";
-      proxied.port = String(port);
-      return proxied.toString();
-    },
+    through: proxy.through,
+    close: proxy.close,
     start() {
       recorded = [];
       recording = true;
@@ -132,10 +113,6 @@ export async function startStatementRecorder(url: string): Promise<StatementReco
     stop() {
       recording = false;
       return recorded;
-    },
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
+import { sessionTables } from "../../../testkit/orphans.js";
 import {
   type RecordedStatement,
   type StatementRecorder,
@@ -126,14 +127,6 @@ async function hotPathWork(): Promise<void> {
   await session.end();
 }
 
-async function sessionTables(): Promise<Set<string>> {
-  const rows = await db.sql<{ table_name: string }[]>`
-    SELECT c.table_name FROM information_schema.columns c
-    JOIN information_schema.tables t USING (table_schema, table_name)
-    WHERE c.table_schema = 'brain' AND c.column_name = 'session_id' AND t.table_type = 'BASE TABLE'`;
-  return new Set(["sessions", ...rows.map((r) => r.table_name)]);
-}
-
 async function planOf(statement: RecordedStatement): Promise<PlanNode> {
   const [row] = await db.sql.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
     `EXPLAIN (FORMAT JSON) ${statement.text}`,
@@ -151,7 +144,7 @@ describe("the hot path's statements", () => {
     recorder.start();
     await hotPathWork();
     const recorded = recorder.stop();
-    const tables = await sessionTables();
+    const tables = new Set(["sessions", ...(await sessionTables(db.sql, "brain", { partitions: true }))]);
     const distinct = new Map<string, RecordedStatement>();
     for (const s of recorded) if (!distinct.has(oneLine(s.text))) distinct.set(oneLine(s.text), s);
     const listed = new Set<string>();
@@ -175,7 +168,7 @@ describe("the hot path's statements", () => {
   });
 
   it("the check finds a statement that reads every session's records", async () => {
-    const tables = await sessionTables();
+    const tables = new Set(["sessions", ...(await sessionTables(db.sql, "brain", { partitions: true }))]);
     const every = await planOf({ text: `SELECT count(*) FROM "brain"."records" WHERE kind = $1`, params: ["x"] });
     const unkeyed = unkeyedScans(every, tables);
     expect(unkeyed.length).toBeGreaterThan(0);
