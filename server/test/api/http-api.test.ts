@@ -134,6 +134,22 @@ describe("sessions", () => {
     expectError(await request(brain, "GET", `/v1/sessions/${randomUUID()}`), "not_found");
   });
 
+  it("gives a new session a UUIDv7 id of its creation time, whose rows land in that week's partition", async () => {
+    const before = Date.now();
+    const session = await createSession(brain);
+    const after = Date.now();
+    // RFC 9562: version 7, variant 10, the first 48 bits the creation time in ms.
+    expect(session.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const at = Number.parseInt(session.id.replaceAll("-", "").slice(0, 12), 16);
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(after);
+    // Partitions are weeks counted from the epoch (a Thursday), named by their first day.
+    const week = new Date(Math.floor(at / 604_800_000) * 604_800_000).toISOString().slice(0, 10).replaceAll("-", "");
+    const [row] = await brain.db.sql<{ partition: string }[]>`
+      SELECT tableoid::regclass::text AS partition FROM records WHERE session_id = ${session.id} AND seq = 1`;
+    expect(row?.partition).toMatch(new RegExp(`(^|\\.)records_w${week}$`));
+  });
+
   it("lists newest first, and limit + nextCursor walk every session exactly once", async () => {
     // Concurrent creations share group-commit transactions, so many rows share one created_at.
     await Promise.all(Array.from({ length: 30 }, () => createSession(brain)));
