@@ -19,7 +19,8 @@ const PAYLOAD = JSON.stringify({ call: 2, outcome: { status: "ok", value: { text
  * sessions two weeks back (real rows in its partitions, written by bulk INSERT, then vacuumed and
  * checkpointed); then retention
  * (`prune`, one day's window) drops that week while a session of this week appends a record at a
- * time, and the longest of those appends is the stall the drop caused.
+ * time, and the longest of those appends is the stall the drop caused; then text turns again, on a
+ * database empty again, the other side of the bracket around the loaded ones.
  */
 export const journalVolume: Scenario = {
   name: "journal_volume",
@@ -39,11 +40,17 @@ export const journalVolume: Scenario = {
       await brain.host.call("prepare", { kind: "text", turns: 0, warmup: 10 } satisfies PrepareArgs);
       const loaded = await brain.host.call<AlternateResult>("alternate", alternate);
       const stall = await dropBeside(ctx.sql, ctx.databaseUrl, id);
+      // Empty again: with the turns before the load, this brackets the loaded ones, so a machine
+      // that slowed or sped up meanwhile does not pass for the journal's size.
+      const after = await brain.host.call<AlternateResult>("alternate", alternate);
       const figures: Figure[] = [
         latency("journal_volume.turn_empty", empty.turnMs[id] ?? [], { note: "text turns, nothing else stored" }),
         latency("journal_volume.turn_loaded", loaded.turnMs[id] ?? [], {
           note: `text turns beside ${total} records of ended sessions in an older week`,
           cpu: brain.cpu.last,
+        }),
+        latency("journal_volume.turn_after", after.turnMs[id] ?? [], {
+          note: "text turns once retention has dropped those records",
         }),
         latency("journal_volume.appends_during_drop", stall.appends, {
           note: `one-record appends of a live session while retention dropped ${stall.records} records (${stall.sessions} sessions)`,

@@ -16,6 +16,9 @@ describe("the targets table", () => {
     rate("floor_stack.throughput", "calls/s", 10_000, 3),
     latency("journal_volume.turn_empty", [2, 2, 2]),
     latency("journal_volume.turn_loaded", [2.1, 2.1, 2.1]),
+    // The machine slowed between the empty turns before the load and after it: the loaded ones are
+    // held to the mean of the two.
+    latency("journal_volume.turn_after", [2.2, 2.2, 2.2]),
     latency("journal_volume.appends_during_drop", [0.5, 0.6, 1_250]),
     value("journal_steady.journal_first", "MiB", 1, 400),
     value("journal_steady.journal_max", "MiB", 6, 420),
@@ -65,7 +68,7 @@ describe("the targets table", () => {
 
   it("judges a turn beside millions of records, and the stall a dropped week causes", () => {
     expect(table.get("text turn p50 flat beside millions of records (loaded ÷ empty ≤ 1.2)")).toMatchObject({
-      measured: "1.05 ×",
+      measured: "1 ×",
       met: true,
     });
     expect(
