@@ -5,7 +5,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["**/test/**/*.test.ts"],
-    exclude: ["**/node_modules/**", "**/dist/**"],
+    // *.citus.test.ts need a Citus cluster: vitest.citus.config.ts runs them.
+    exclude: ["**/node_modules/**", "**/dist/**", "**/*.citus.test.ts"],
     globalSetup: ["testkit/global-setup.ts"],
     // Tests spawn real servers and Postgres work; hooks start and stop them.
     testTimeout: 30_000,

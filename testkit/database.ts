@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect, type Sql } from "@aexhq/brain-db/connect";
+import { dropCitusDatabase, joinCitusDatabase } from "@aexhq/brain-db/embedded";
+import { placeOnCitus } from "@aexhq/brain-db/migrate";
 
 /** A database of its own for one test file, on the Postgres that global-setup.ts resolved. */
 export interface TestDatabase {
@@ -28,14 +30,14 @@ export interface TestDatabaseOptions {
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const { inject } = await import("vitest");
   const pooler = { port: inject("brainPoolerPort"), direct: inject("brainPoolerDirect") };
-  return create(inject("brainAdminUrl"), inject("brainTemplate"), options, pooler);
+  return create(inject("brainAdminUrl"), inject("brainTemplate"), options, pooler, inject("brainCitusWorkers"));
 }
 
 /** A fresh database with no migrations applied, for testing the migrator itself. */
 export async function createEmptyDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const { inject } = await import("vitest");
   // template0 accepts no connections, so nobody can be "accessing" it while we copy it.
-  return create(inject("brainAdminUrl"), "template0", options);
+  return create(inject("brainAdminUrl"), "template0", options, undefined, inject("brainCitusWorkers"));
 }
 
 async function create(
@@ -43,11 +45,15 @@ async function create(
   template: string,
   options: TestDatabaseOptions,
   pooler = { port: 0, direct: false },
+  citusWorkers: readonly string[] = [],
 ): Promise<TestDatabase> {
   if (!adminUrl || !template) throw new Error("testkit/global-setup.ts did not run: use the root vitest.config.ts");
   const name = uniqueName("brain_t");
   await createDatabase(adminUrl, name, template);
   const directUrl = withDatabase(adminUrl, name);
+  // On a Citus cluster (BRAIN_TEST_CITUS=1): a cluster of its own, Brain's tables distributed
+  // (placeOnCitus, as `brain migrate --citus` does; createEmptyDatabase's have none yet).
+  if (citusWorkers.length > 0) await onCitus(adminUrl, citusWorkers, name, template !== "template0");
   const url = pooler.port ? throughPort(directUrl, pooler.port) : directUrl;
   const serverDirectUrl = pooler.port && pooler.direct ? directUrl : undefined;
   const sql = connect(directUrl, {
@@ -58,10 +64,24 @@ async function create(
   });
   let dropped: Promise<void> | undefined;
   const drop = () => {
-    dropped ??= sql.end({ timeout: 1 }).then(() => dropDatabase(adminUrl, name));
+    dropped ??= sql
+      .end({ timeout: 1 })
+      .then(() => dropDatabase(adminUrl, name))
+      .then(() => dropCitusDatabase(citusWorkers, name));
     return dropped;
   };
   return { url, directUrl, serverDirectUrl, name, schema: "brain", sql, drop };
+}
+
+async function onCitus(adminUrl: string, workers: readonly string[], name: string, migrated: boolean) {
+  await joinCitusDatabase(adminUrl, workers, name);
+  if (!migrated) return;
+  const sql = connect(withDatabase(adminUrl, name), { schema: "brain", max: 1, applicationName: "brain-test-admin" });
+  try {
+    await placeOnCitus(sql, "brain");
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
 }
 
 /** `<prefix>_<time>_<random>`: the time lets a later run sweep what a killed run left behind. */

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type Sql } from "@aexhq/brain-db/connect";
-import { startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
+import { startCitusCluster, startEmbeddedPostgres } from "@aexhq/brain-db/embedded";
 import { loadMigrations, migrate } from "@aexhq/brain-db/migrate";
 import { startBoss } from "@aexhq/brain-db/queue";
 import type { TestProject } from "vitest/node";
@@ -26,6 +26,11 @@ declare module "vitest" {
      * (BRAIN_TEST_POOLER=pgbouncer), or must poll without it (pgbouncer-polling).
      */
     brainPoolerDirect: boolean;
+    /**
+     * With BRAIN_TEST_CITUS=1, the worker nodes of the Citus cluster whose coordinator is
+     * brainAdminUrl: each test database is made a cluster of its own (empty: none).
+     */
+    brainCitusWorkers: string[];
   }
 }
 
@@ -35,6 +40,8 @@ const STALE_MS = 6 * 60 * 60 * 1000;
 
 interface Postgres {
   url: string;
+  /** The Citus workers when `url` is a coordinator. */
+  workers?: string[];
   description: string;
   stop(): Promise<void>;
 }
@@ -55,6 +62,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("brainTemplate", template);
     project.provide("brainPoolerPort", pooler?.port ?? 0);
     project.provide("brainPoolerDirect", process.env.BRAIN_TEST_POOLER !== "pgbouncer-polling");
+    project.provide("brainCitusWorkers", postgres.workers ?? []);
     console.log(
       `[testkit] Postgres ${version}: ${postgres.description}; template ${template}; ${pooler ? `through PgBouncer (transaction mode) on ${pooler.port}; ` : ""}ready in ${Date.now() - started} ms`,
     );
@@ -81,8 +89,17 @@ async function startPooler(adminUrl: string): Promise<PgBouncer | undefined> {
   return startPgBouncer(adminUrl);
 }
 
-/** DATABASE_URL if set; else a container if a container runtime answers; else an embedded server. */
+/**
+ * BRAIN_TEST_CITUS=1: a Citus cluster of the run's own (a coordinator and two workers). Else
+ * DATABASE_URL if set; else a container if a container runtime answers; else an embedded server.
+ */
 async function resolvePostgres(): Promise<Postgres> {
+  if (process.env.BRAIN_TEST_CITUS === "1") {
+    // Each test makes few rows: four shards a table keep distribution quick.
+    const cluster = await startCitusCluster({ shardCount: 4 });
+    const description = `Citus coordinator (${redact(cluster.url)}) and ${cluster.workerUrls.length} workers`;
+    return { url: cluster.url, workers: cluster.workerUrls, description, stop: cluster.destroy };
+  }
   const url = process.env.DATABASE_URL;
   if (url) return { url, description: `DATABASE_URL (${redact(url)})`, stop: async () => {} };
   const container = await startContainer();

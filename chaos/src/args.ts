@@ -32,9 +32,11 @@ export interface ChaosOptions {
   pooler: "direct" | "polling" | null;
   /** A primary and a synchronous standby; the primary is killed and the standby promoted once. */
   failover: boolean;
+  /** A Citus cluster, Brain's tables distributed; the pg_restart faults restart a worker node. */
+  citus: boolean;
 }
 
-const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--failover] [--pooler M] [--keep]
+const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--faults k1,k2,...] [--failover] [--pooler M] [--citus] [--keep]
   --quick      a short run for CI (60 s of faults)
   --seconds N  seconds of load with faults (default 180)
   --seed N     reproduces the scripts and the fault schedule (default: random, printed)
@@ -43,6 +45,8 @@ const USAGE = `usage: npm run chaos -- [--quick] [--seconds N] [--seed N] [--fau
                under load, once (other faults: the processes' only)
   --pooler M   through PgBouncer (transaction mode), with a direct URL for LISTEN (direct) or
                without one, polling (polling)
+  --citus      a Citus cluster (a coordinator and two workers; Citus installed by vendor/citus),
+               Brain's tables distributed: pg_restart faults restart a worker node
   --keep       keep the run directory (server, worker and host logs) even on success`;
 
 export function parseOptions(argv: string[]): ChaosOptions {
@@ -56,6 +60,7 @@ export function parseOptions(argv: string[]): ChaosOptions {
       keep: { type: "boolean", default: false },
       pooler: { type: "string" },
       failover: { type: "boolean", default: false },
+      citus: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
   });
@@ -76,7 +81,8 @@ export function parseOptions(argv: string[]): ChaosOptions {
       throw new Error(`unknown fault ${JSON.stringify(f)}${values.failover ? " with --failover" : ""}\n${USAGE}`);
   }
   const pooler = values.pooler ?? null;
-  if (pooler !== null && values.failover) throw new Error(`--failover and --pooler: one at a time\n${USAGE}`);
+  if ([pooler !== null, values.failover, values.citus].filter(Boolean).length > 1)
+    throw new Error(`--failover, --pooler and --citus: one at a time\n${USAGE}`);
   if (pooler !== null && pooler !== "direct" && pooler !== "polling")
     throw new Error(`--pooler takes direct or polling\n${USAGE}`);
   return {
@@ -88,5 +94,6 @@ export function parseOptions(argv: string[]): ChaosOptions {
     keep: values.keep,
     pooler,
     failover: values.failover,
+    citus: values.citus,
   };
 }

@@ -111,7 +111,8 @@ async function terminateBackends(url: string, which: "all" | "half", rng: Rng): 
       SELECT pid, application_name FROM pg_stat_activity
       WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`;
     const chosen = which === "all" ? rows : rows.filter(() => rng.next() < 0.5);
-    for (const { pid } of chosen) await sql`SELECT pg_terminate_backend(${pid})`;
+    // The cast picks Postgres's function: Citus adds one of its own for global process ids.
+    for (const { pid } of chosen) await sql`SELECT pg_terminate_backend(${pid}::int)`;
     return `${chosen.length} of ${rows.length} backends`;
   } finally {
     await sql.end({ timeout: 1 });

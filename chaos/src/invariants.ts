@@ -169,6 +169,7 @@ export async function loadRunRecords(sql: Sql, records: RunRecords): Promise<voi
     CREATE TABLE chaos.finished (session uuid, call bigint);
     CREATE TABLE chaos.http_requests (n bigint, requests int);
     CREATE TABLE chaos.late_waits (session uuid, seq bigint, gave_up_at timestamptz, server_url text);`);
+
   const insert = async (table: string, rows: object[]) => {
     for (let i = 0; i < rows.length; i += 1_000) {
       // biome-ignore lint/suspicious/noExplicitAny: postgres.js's row helper takes any record shape.
@@ -192,12 +193,37 @@ export interface CheckResult {
 }
 
 export async function runChecks(sql: Sql): Promise<CheckResult[]> {
+  const from = (await onCitus(sql)) ? await snapshot(sql) : "brain";
   return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
     const results: CheckResult[] = [];
     for (const check of CHECKS) {
-      const rows = await tx.unsafe(check.sql);
+      const rows = await tx.unsafe(check.sql.replaceAll("brain.", `${from}.`));
       results.push({ check, violations: rows.length, sample: rows.slice(0, 5) as Record<string, unknown>[] });
     }
     return results;
   }) as Promise<CheckResult[]>;
+}
+
+/** The views and tables the checks read. */
+const CHECKED = ["journal", "tool_calls", "model_calls", "sessions"];
+
+async function onCitus(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ on: boolean }[]>`SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS on`;
+  return row?.on === true;
+}
+
+/**
+ * On a Citus cluster (--citus), what the checks read, copied from one snapshot into local tables
+ * of the coordinator: Citus plans neither their joins with the run's own (local) records nor some
+ * of their correlated subqueries over distributed tables. Returns the copy's schema.
+ */
+async function snapshot(sql: Sql): Promise<string> {
+  await sql.begin("ISOLATION LEVEL REPEATABLE READ", async (tx) => {
+    await tx.unsafe("DROP SCHEMA IF EXISTS chaos_snapshot CASCADE");
+    await tx.unsafe("CREATE SCHEMA chaos_snapshot");
+    for (const name of CHECKED) {
+      await tx.unsafe(`CREATE TABLE chaos_snapshot.${name} AS SELECT * FROM brain.${name}`);
+    }
+  });
+  return "chaos_snapshot";
 }

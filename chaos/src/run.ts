@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
 import { parseOptions } from "./args.js";
+import { startCitusChaosCluster } from "./citus-cluster.js";
 import { startCluster } from "./cluster.js";
 import { Faults } from "./faults.js";
 import { DEADLINE_SLACK_SECONDS, loadRunRecords, runChecks } from "./invariants.js";
@@ -41,7 +42,7 @@ say(
 const rng = new Rng(options.seed);
 const runDir = mkdtempSync(join(tmpdir(), "brain-chaos-"));
 const replicated = options.failover ? await startReplicatedCluster(runDir) : null;
-const cluster = replicated ?? (await startCluster(runDir));
+const cluster = replicated ?? (options.citus ? await startCitusChaosCluster(runDir) : await startCluster(runDir));
 // PgBouncer stays up while the cluster restarts under it, as a managed pooler does.
 const pooler = options.pooler ? await startPgBouncer(cluster.url) : null;
 const target = await startTarget();
@@ -62,6 +63,7 @@ const stack = await startStack({
 });
 say(`2 servers, 1 worker, 2 hosts, ${stack.sessions.length} sessions; run directory ${runDir}`);
 if (pooler) say(`through PgBouncer (transaction mode) on ${pooler.port}, ${options.pooler}`);
+if (options.citus) say("on a Citus cluster: a coordinator and two workers; pg_restart faults restart a worker");
 say(`servers: ${stack.serverUrls.map((url, i) => `${stack.servers[i]!.name} ${url}`).join(", ")}`);
 
 const supervisor = new Supervisor(stack.all());

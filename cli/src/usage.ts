@@ -3,9 +3,10 @@ export const USAGE = `Usage: brain <command> [options]
 
   start                          a server and an in-process worker (what npm start does)
   worker                         a worker alone
-  migrate [--print-sql [--all]] [--grant-to ROLE]
+  migrate [--print-sql [--all]] [--grant-to ROLE] [--citus]
                                  migrate the schema and install pg-boss's, or print that SQL;
-                                 give a runtime role DML on both schemas
+                                 give a runtime role DML on both schemas; distribute the
+                                 tables on a Citus cluster
   sessions ls [--limit N]        recent sessions                       (HTTP API)
   sessions show <id>             a session and its latest records      (HTTP API)
   sessions tail <id> [--after N] follow a session's journal live       (HTTP API)

@@ -94,6 +94,24 @@ describe("brain migrate", () => {
   });
 });
 
+describe("brain migrate --citus", () => {
+  it("refuses a database without Citus, applying nothing; and --print-sql, which cannot place tables", async () => {
+    const empty = await createEmptyDatabase();
+    try {
+      const run = await brain(["migrate", "--citus"], { DATABASE_URL: empty.url });
+      expect(run.code).toBe(1);
+      expect(run.output).toContain("--citus: this database has no citus extension");
+      const [schema] = await empty.sql`SELECT to_regnamespace('brain')::text AS s`;
+      expect(schema?.s).toBeNull();
+      const printed = await brain(["migrate", "--citus", "--print-sql"], { DATABASE_URL: empty.url });
+      expect(printed.code).toBe(2);
+      expect(printed.output).toContain("--citus places tables on a live cluster");
+    } finally {
+      await empty.drop();
+    }
+  });
+});
+
 describe("brain prune", () => {
   it("--dry-run counts, a prune deletes, and a bad age is a usage error", async () => {
     const [s] = await db.sql<{ id: string }[]>`

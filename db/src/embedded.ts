@@ -36,6 +36,8 @@ export interface EmbeddedPostgresOptions {
    * (another major version, unpacked from the registry: the test matrix does).
    */
   packageRoot?: string;
+  /** Server settings given on the command line (`-c name=value`): `shared_preload_libraries`, say. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export interface EmbeddedPostgres {
@@ -69,7 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
     try {
-      const child = await launch(bin.postgres, dataDir, port, ids, log);
+      const child = await launch(bin.postgres, dataDir, port, ids, log, options.settings);
       return {
         url: `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`,
         port,
@@ -275,8 +277,10 @@ async function launch(
   port: number,
   ids: Ids,
   log: (line: string) => void,
+  settings: Readonly<Record<string, string>> = {},
 ): Promise<ChildProcess> {
   const args = ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1"];
+  for (const [name, value] of Object.entries(settings)) args.push("-c", `${name}=${value}`);
   // No Unix socket: a socket file in /tmp would outlive a killed run and is not needed.
   const child = spawn(postgres, [...args, "-c", "unix_socket_directories="], {
     ...ids,

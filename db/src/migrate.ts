@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Sql } from "postgres";
+import { migrateLockKey } from "./migrate-lock.js";
 import { quoteIdent } from "./schema-name.js";
 
 /** db/migrations, next to this package's dist/ and src/. */
@@ -25,11 +26,6 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
     const sql = readFileSync(join(dir, file), "utf8");
     return { version, name: file, sql, checksum: createHash("sha256").update(sql).digest("hex") };
   });
-}
-
-/** One lock key per schema, so Brains in different schemas of one database migrate independently. */
-function lockKey(schema: string): string {
-  return `brain.migrate:${schema}`;
 }
 
 /**
@@ -55,7 +51,7 @@ export async function migrate(sql: Sql, schema: string, dir = MIGRATIONS_DIR): P
   const applied: number[] = [];
   for (const m of migrations) {
     const ran = await sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey(schema)}, 0))`;
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${migrateLockKey(schema)}, 0))`;
       await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`);
       await tx.unsafe(
         `CREATE TABLE IF NOT EXISTS ${s}.migrations (

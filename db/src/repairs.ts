@@ -1,4 +1,5 @@
 import { isConnectionError } from "./availability.js";
+import { lostToAnother } from "./lost-race.js";
 
 /**
  * Journal writes that must happen eventually but failed because the database was away: the
@@ -22,7 +23,11 @@ export class PendingRepairs {
     this.work.set(key, write);
   }
 
-  /** Runs every pending repair once, in the order they came; stops at the first database failure. */
+  /**
+   * Runs every pending repair once, in the order they came; stops at the first database failure.
+   * One that lost a deadlock or a serialization conflict (on a Citus cluster, writes to reference
+   * tables meet the distributed deadlock detector) stays for the next run.
+   */
   async run(): Promise<void> {
     for (const [key, write] of [...this.work]) {
       try {
@@ -30,6 +35,7 @@ export class PendingRepairs {
         this.work.delete(key);
       } catch (err) {
         if (isConnectionError(err) || isUnavailable(err)) return;
+        if (lostToAnother(err)) continue;
         // Not the database: retrying would fail the same way.
         this.work.delete(key);
         this.onFailure(err, key);

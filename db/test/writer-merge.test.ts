@@ -161,6 +161,39 @@ describe("writes merged into one statement per kind", () => {
     expect(values[9]).toMatchObject({ seq: null, overBudget: false });
   });
 
+  it("without merging (a Citus cluster's writer): one keyed statement a write, the same journal", async () => {
+    const w = writer(db.sql);
+    const apart = new JournalWriter(db.sql, {
+      channel: channelFor("brain"),
+      origin: randomUUID(),
+      mergeSessions: false,
+    });
+    writers.push(apart);
+    const merged = await prepare(w);
+    const keyed = await prepare(apart);
+    const mergedResults = await asOneBatch(w, script(merged));
+    const before = { ...apart.stats };
+    const keyedResults = await asOneBatch(apart, script(keyed));
+    expect(apart.stats.statements - before.statements - 1).toBe(apart.stats.writes - before.writes - 1);
+    expect(apart.stats.merged).toBe(before.merged);
+    expect(comparable(keyedResults)).toEqual(comparable(mergedResults));
+    for (const key of ["a", "b", "c"] as const) {
+      expect(await stateOf(db.sql, keyed[key])).toEqual(await stateOf(db.sql, merged[key]));
+    }
+    // Its connection prepared keyed statements only: each reads its input directly, none through
+    // write_inputs (which a merged statement needs and a Citus worker lacks).
+    const [prepared] = await apart.submit({
+      keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
+      run: (tx) =>
+        tx<{ keyed: number; merged: number }[]>`
+          SELECT count(*) FILTER (WHERE statement LIKE '%jsonb_array_elements($1::text::jsonb) AS e%')::int AS keyed,
+                 count(*) FILTER (WHERE statement LIKE '%write_inputs%')::int AS merged
+          FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%'`,
+    });
+    expect(prepared?.keyed).toBeGreaterThanOrEqual(2);
+    expect(prepared?.merged).toBe(0);
+  });
+
   it("a write that fails in a merged statement fails alone; the others commit", async () => {
     const w = writer(db.sql);
     const ids = [randomUUID(), randomUUID(), randomUUID()];

@@ -82,14 +82,14 @@ export interface BuiltRuntime {
 
 /**
  * A server's runtime, built and wired: every service, and nothing running. No I/O happens here
- * (pools connect on first use); startRuntime starts what runs. `mayMigrate` is the one thing asked
- * of the database first: whether pg-boss may install its schema.
+ * (pools connect on first use); startRuntime starts what runs. What is asked of the database
+ * first: whether pg-boss may install its schema, and whether the tables are distributed on Citus.
  */
 export function buildRuntime(
   config: Config,
   sql: Sql,
   log: FastifyBaseLogger,
-  db: { mayMigrate: boolean },
+  db: { mayMigrate: boolean; distributed: boolean },
 ): BuiltRuntime {
   const serverId = randomUUID();
   const started: Started = {};
@@ -121,6 +121,7 @@ export function buildRuntime(
       commits.publish(keys, serverId);
     },
     availability,
+    mergeSessions: !db.distributed,
     ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   // The server works only the deadline queue, which is polled (its jobs are deferred), and sends
@@ -136,7 +137,22 @@ export function buildRuntime(
     notify: (payload) => notifyLive(sql, liveChannelFor(config.schema), payload),
     onError: (err) => availability.warnUnlessAway(err, (e) => log.warn({ err: e }, "publishing live text failed")),
   });
-  const base = { config, sql, readSql, log, serverId, bus, commits, availability, writer, metrics, prometheus, live };
+  const distributed = db.distributed;
+  const base = {
+    config,
+    sql,
+    readSql,
+    log,
+    serverId,
+    distributed,
+    bus,
+    commits,
+    availability,
+    writer,
+    metrics,
+    prometheus,
+    live,
+  };
   built = wireServices({ ...base, boss: boss.boss, closing: closing.signal, liveness, egress, started });
   return { rt: built, started, boss, lag, liveness, egress, commits, closing };
 }
@@ -148,6 +164,7 @@ type Base = Pick<
   | "readSql"
   | "log"
   | "serverId"
+  | "distributed"
   | "bus"
   | "commits"
   | "availability"

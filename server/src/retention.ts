@@ -3,7 +3,7 @@ import { prune } from "@aexhq/brain-db/ops";
 import type { Services } from "./services.js";
 
 /** What retention uses of the server. */
-export type RetentionDeps = Pick<Services, "config" | "sql" | "log" | "availability">;
+export type RetentionDeps = Pick<Services, "config" | "sql" | "log" | "availability" | "distributed">;
 
 /** How often a server tries to prune; only the one holding the advisory lock does the work. */
 export const RETENTION_PERIOD_MS = 10 * 60_000;
@@ -11,10 +11,15 @@ export const RETENTION_PERIOD_MS = 10 * 60_000;
 /**
  * Background retention: every period, each server tries the prune lock; the one that gets it
  * deletes what is older than BRAIN_RETENTION_DAYS in small batches (see prune in @aexhq/brain-db),
- * off the hot path. BRAIN_RETENTION_DAYS=0 keeps everything. Returns a stop function.
+ * off the hot path. BRAIN_RETENTION_DAYS=0 keeps everything. Returns a stop function. Not on a
+ * Citus cluster, whose multi-shard deletes refuse prune's row locks: said once, at start.
  */
 export function startRetention(rt: RetentionDeps, periodMs = RETENTION_PERIOD_MS): () => void {
   if (rt.config.retentionDays <= 0) return () => {};
+  if (rt.distributed) {
+    rt.log.warn("retention does not run on a Citus cluster yet (docs/scaling.md): BRAIN_RETENTION_DAYS is not applied");
+    return () => {};
+  }
   const stop = new AbortController();
   const pruning = periodic(
     async () => {

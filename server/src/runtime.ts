@@ -1,6 +1,6 @@
 import type { Egress } from "@aexhq/brain-core/egress";
 import type { Sql } from "@aexhq/brain-db/connect";
-import { migrateRights } from "@aexhq/brain-db/migrate";
+import { distributedOnCitus, migrateRights } from "@aexhq/brain-db/migrate";
 import { endCalls, registerServer, stopServer } from "@aexhq/brain-db/ops";
 import type { FastifyBaseLogger } from "fastify";
 import { buildRuntime, type Runtime } from "./build-runtime.js";
@@ -25,6 +25,7 @@ export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLog
   const { may } = await migrateRights(sql, config.schema);
   const { rt, started, boss, lag, liveness, egress, commits, closing } = buildRuntime(config, sql, log, {
     mayMigrate: may,
+    distributed: await distributedOnCitus(sql, config.schema),
   });
   await boss.start();
   await rt.deadlineJobs.startWorker((err) => {

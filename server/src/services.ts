@@ -65,6 +65,11 @@ export interface SessionResumer {
 
 export interface Services {
   readonly serverId: string;
+  /**
+   * Brain's tables are distributed on a Citus cluster (db/src/citus.ts): the writer gives every
+   * write a statement of its own, and a claim of many sessions locks none ahead (ownership.ts).
+   */
+  readonly distributed: boolean;
   readonly config: Config;
   readonly sql: Sql;
   /**

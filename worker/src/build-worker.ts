@@ -45,6 +45,7 @@ export function buildWorker(
   sql: Sql,
   log: Logger,
   identity: { current: Identity },
+  db: { distributed: boolean } = { distributed: false },
 ): BuiltWorker {
   const origin = randomUUID();
   const availability = new DatabaseAvailability(sql, {
@@ -58,6 +59,8 @@ export function buildWorker(
     channel,
     origin,
     availability,
+    // Distributed on Citus: a statement per write, each on one session's shard.
+    mergeSessions: !db.distributed,
     ...(metrics ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));

@@ -3,7 +3,7 @@ import type { Egress } from "@aexhq/brain-core/egress";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import { type CommitFeed, type CommitHandler, listenForCommits } from "@aexhq/brain-db/commits";
 import { connectToRole, type DatabaseAvailability, lanesHoldSessions, type Sql } from "@aexhq/brain-db/connect";
-import { migrate, migrateRights } from "@aexhq/brain-db/migrate";
+import { distributedOnCitus, migrate, migrateRights } from "@aexhq/brain-db/migrate";
 import { endCalls, releaseResumableCalls, stopServer } from "@aexhq/brain-db/ops";
 import { startBoss, WORKER_QUEUE } from "@aexhq/brain-db/queue";
 import type { JournalWriter } from "@aexhq/brain-db/writer";
@@ -77,7 +77,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   await migrate(sql, options.schema);
   const identity = { current: await register(sql) };
-  const w = buildWorker(options, sql, log, identity);
+  const w = buildWorker(options, sql, log, identity, { distributed: await distributedOnCitus(sql, options.schema) });
   const stopHearing = await hearEndedCalls({ sql, log, ...w, commits: options.commits });
   let bossReady: PgBoss | undefined;
   const loops = startWorkerLoops({ sql, log, ...w, identity, boss: () => bossReady, backstopMs: options.backstopMs });

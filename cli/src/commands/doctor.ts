@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import type { Sql } from "@aexhq/brain-db/connect";
-import { bossInstalled, loadMigrations } from "@aexhq/brain-db/migrate";
+import { bossInstalled, citusInstalled, loadMigrations } from "@aexhq/brain-db/migrate";
 import {
+  citusPlacement,
   databaseFacts,
   durability,
   listenNotifyDelivered,
@@ -69,6 +70,7 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
         `${Math.round(skew)} ms from the database's clock`,
       );
       if (env.readUrl) await replicaCheck(sql, env, add);
+      if (facts.version > 0 && (await citusInstalled(sql))) await citusCheck(sql, env.schema, add);
       // Without Brain's tables there are no servers to look at (the schema check already failed).
       if (facts.version > 0) await serversCheck(await liveProcesses(sql), add);
     });
@@ -83,6 +85,22 @@ export async function doctorCommand(args: string[], env: CliEnv): Promise<number
 
 type Proc = Awaited<ReturnType<typeof liveProcesses>>[number];
 type Add = (check: string, status: Check["status"], detail: string) => void;
+
+/** On a Citus coordinator: where Brain's tables are, and whether each is where it belongs. */
+async function citusCheck(sql: Sql, schema: string, add: Add): Promise<void> {
+  const p = await citusPlacement(sql, schema);
+  if (p.notDistributed.includes("sessions")) {
+    add("citus", "ok", "a coordinator; Brain's tables are local to it (brain migrate --citus distributes them)");
+    return;
+  }
+  const nodes = p.shardsPerNode.map((n) => `${n.node} ${n.shards}`).join(", ");
+  const left = [...p.notDistributed, ...p.notReference];
+  add(
+    "citus",
+    left.length > 0 ? "warn" : "ok",
+    `session shards per worker: ${nodes}; ${left.length > 0 ? `not placed: ${left.join(", ")} (run brain migrate --citus)` : "every table placed"}`,
+  );
+}
 
 /** BRAIN_READ_URL: reachable, a standby (else it is the primary itself), and how far behind. */
 async function replicaCheck(primary: Sql, env: CliEnv, add: Add): Promise<void> {

@@ -1,4 +1,12 @@
-/** @aexhq/brain-db/migrate: Migrations and the grants of a runtime role. */
+/** @aexhq/brain-db/migrate: Migrations, the grants of a runtime role, placement on a Citus cluster. */
+export {
+  citusInstalled,
+  DISTRIBUTED,
+  distributedOnCitus,
+  placedOnCitus,
+  placeOnCitus,
+  REFERENCE,
+} from "../citus.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate, migrateRights } from "../migrate.js";
 export {
   appliedVersions,

@@ -34,6 +34,7 @@ export {
   type TransitionResult,
   transitionCall,
 } from "../ops/call-transition.js";
+export { type CitusPlacement, citusPlacement } from "../ops/citus-placement.js";
 export { componentBytes, componentExists, missingComponents, storeComponent } from "../ops/components.js";
 export { consoleCalls } from "../ops/console-calls.js";
 export { consoleHosts } from "../ops/console-hosts.js";

@@ -4,6 +4,7 @@ import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
+import { inputRows, keying, sessionOf } from "./keyed.js";
 import { uuidKey } from "./uuid-key.js";
 
 /** A tool call row to create with its tool_call_started record. */
@@ -181,7 +182,7 @@ export function appendUnchecked(
       kind: "append",
       session: uuidKey(sessionId),
       input,
-      many: (tx, all) => appendStatement(tx, all as AppendInput[]),
+      many: (tx, all, keyed) => appendStatement(tx, all as AppendInput[], keyed),
     },
     run: (tx) => appendStatement(tx, [input]).then(([result]) => result!),
     written: (result) => {
@@ -198,10 +199,11 @@ export function appendUnchecked(
 }
 
 /**
- * The append statement, for one or several appends to distinct sessions. A session whose guard
- * refuses (missing, ended, fenced) gets no rows, and its append an empty result.
+ * The append statement, for one or several appends to distinct sessions (or one, keyed: see
+ * keyed.ts). A session whose guard refuses (missing, ended, fenced) gets no rows, and its append
+ * an empty result.
  */
-function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<AppendResult[]> {
+function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = false): Promise<AppendResult[]> {
   const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
   // Which variant runs is part of the SQL text, never a parameter: a boolean parameter the plan
@@ -211,15 +213,17 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
   // Only appends that start model calls touch the budget table: other appends stay one statement
   // shorter (they are most of the hot path).
   const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
+  const k = keying(keyed, inputs);
+  const sid = (column: string) => sessionOf(tx, k, column);
   return tx<{ session_id: string; seq: number; kind: string; created_at: Date }[]>`
     WITH o AS (
-      SELECT o.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
+      SELECT o.* FROM ${inputRows(tx, k, json)} AS e,
         jsonb_to_record(e) AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
     ),
     s AS (
       UPDATE ${brain.sessions} x SET last_seq = x.last_seq + o.n
       FROM o
-      WHERE x.id = o.sid
+      WHERE x.id = ${sid("o.sid")}
         AND (o.epoch IS NULL OR x.owner_epoch = o.epoch)
         AND (NOT o.active OR x.status = 'active')
       RETURNING x.id AS sid, x.last_seq - o.n AS base, o.records
@@ -231,7 +235,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
     ),
     r AS (
       INSERT INTO ${brain.records} (session_id, seq, kind, payload)
-      SELECT i.sid, i.seq, i.kind, ${
+      SELECT ${sid("i.sid")}, i.seq, i.kind, ${
         relative
           ? tx`CASE WHEN i.rel IS NULL THEN i.payload ELSE i.payload || (
                SELECT jsonb_object_agg(f.key, to_jsonb(i.seq + f.value::bigint)) FROM jsonb_each_text(i.rel) AS f)
@@ -248,7 +252,8 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
           // its tools' calls share (their conditional charge is in tool-model-calls.ts).
           tx`mb AS (
       INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, model_calls)
-      SELECT session_id, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY session_id, activation
+      SELECT ${sid("session_id")}, activation, count(*) FROM r WHERE activation IS NOT NULL
+      GROUP BY session_id, activation
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
     ),`
         : tx``
@@ -256,7 +261,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[]): Promise<App
     c AS (
       INSERT INTO ${brain.calls} (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
                          deadline_at, dispatched_at, ended_at, executor, origin)
-      SELECT i.sid, i.seq, i.call->>'tool',
+      SELECT ${sid("i.sid")}, i.seq, i.call->>'tool',
              COALESCE((i.call->>'activationSeq')::bigint, i.seq),
              (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
              NULLIF(i.call->'outcome', 'null'::jsonb),

@@ -8,7 +8,11 @@ import { appendRecords } from "./append.js";
 import type { CallRef } from "./call-transition.js";
 import { endCalls } from "./end-calls.js";
 
-/** The session's calls waiting for a decision, in call order (the `approvals` view). */
+/**
+ * The session's calls waiting for a decision, in call order: what the `approvals` view (migration
+ * 0022) shows of one session, with every table read by the session's id, so that on a Citus
+ * cluster the statement goes to one worker (through the view, the lateral read fans out).
+ */
 export async function listApprovals(sql: Sql, sessionId: string): Promise<PendingApproval[]> {
   const brain = tables(sql);
   const rows = await sql<
@@ -22,9 +26,19 @@ export async function listApprovals(sql: Sql, sessionId: string): Promise<Pendin
       requested_at: Date;
     }[]
   >`
-    SELECT call, tool, call_id, input, input_hash, requested_at,
-           (extract(epoch FROM deadline_at) * 1000)::float8 AS deadline
-    FROM ${brain.approvals} WHERE session_id = ${sessionId} ORDER BY call`;
+    SELECT c.seq AS call, c.tool, r.payload->>'callId' AS call_id, r.payload->'input' AS input,
+           COALESCE(r.payload->'approval'->>'inputHash', k.input_hash) AS input_hash,
+           COALESCE(k.created_at, c.started_at) AS requested_at,
+           (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
+    FROM ${brain.calls} c
+    JOIN ${brain.records} r ON r.session_id = ${sessionId} AND r.seq = c.seq
+    LEFT JOIN LATERAL (
+      SELECT a.payload->>'inputHash' AS input_hash, a.created_at FROM ${brain.records} a
+      WHERE a.session_id = ${sessionId} AND a.seq > c.seq AND a.kind = 'approval_checked'
+        AND a.payload->>'call' = c.seq::text
+      ORDER BY a.seq DESC LIMIT 1
+    ) k ON r.payload->'approval' IS NULL
+    WHERE c.session_id = ${sessionId} AND c.state = 'awaiting' ORDER BY c.seq`;
   return rows.map((r) => ({
     call: Number(r.call),
     tool: r.tool,
@@ -92,13 +106,16 @@ export function approveCall(
       const input = d.input === undefined ? null : JSON.stringify(d.input);
       // The state test is the decision's guard: one UPDATE both checks and takes the call.
       const [row] = await tx<{ host_id: string | null; executor: string; token_id: string | null }[]>`
-        UPDATE ${brain.calls} c SET state = 'pending',
-          approved_input = COALESCE(${input}::text::jsonb, r.payload->'input')
-        FROM ${brain.records} r
-        WHERE c.session_id = ${sessionId} AND c.seq = ${seq} AND c.state = 'awaiting'
-          AND r.session_id = c.session_id AND r.seq = c.seq
-        RETURNING c.host_id, c.executor,
-          (SELECT s.token_id FROM ${brain.sessions} s WHERE s.id = c.session_id) AS token_id`;
+        WITH c AS (
+          UPDATE ${brain.calls} c SET state = 'pending',
+            approved_input = COALESCE(${input}::text::jsonb, r.payload->'input')
+          FROM ${brain.records} r
+          WHERE c.session_id = ${sessionId} AND c.seq = ${seq} AND c.state = 'awaiting'
+            AND r.session_id = ${sessionId} AND r.seq = c.seq
+          RETURNING c.host_id, c.executor
+        )
+        SELECT c.host_id, c.executor, (SELECT s.token_id FROM ${brain.sessions} s WHERE s.id = ${sessionId}) AS token_id
+        FROM c`;
       if (!row) throw new BrainError("call_not_waiting");
       // A tool Brain runs itself: its worker job commits with the approval, as with a call's start.
       if (row.executor === "worker") await enqueueJob(tx, { sessionId, seq }, row.token_id);

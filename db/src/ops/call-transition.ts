@@ -4,6 +4,7 @@ import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { lazyRecord, storedRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
+import { inputRows, keying, sessionOf, shareLockFirst } from "./keyed.js";
 import { uuidKey } from "./uuid-key.js";
 
 /** What a host (or a worker) reports about one open call. */
@@ -124,7 +125,8 @@ export function transitionCall(
   if (p.outcome !== null) input.outcome = p.outcome;
   const touched = emptyKeys();
   touched.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
-  const many = (tx: TransactionSql, all: TransitionInput[]) => transitionStatement(tx, all, maxBytes);
+  const many = (tx: TransactionSql, all: TransitionInput[], keyed?: boolean) =>
+    transitionStatement(tx, all, maxBytes, keyed);
   return {
     notify: touched,
     keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
@@ -132,7 +134,7 @@ export function transitionCall(
       kind: `transition:${maxBytes}`,
       session: uuidKey(ref.sessionId),
       input,
-      many: (tx, all) => many(tx, all as TransitionInput[]),
+      many: (tx, all, keyed) => many(tx, all as TransitionInput[], keyed),
     },
     run: (tx) => many(tx, [input]).then(([result]) => result!),
     written: (result) => {
@@ -167,17 +169,27 @@ function isOpen(tx: TransactionSql) {
   return tx`CASE c.state WHEN 'running' THEN true WHEN 'returned' THEN true ELSE false END`;
 }
 
-/** The transition statement, for one or several reports on calls of distinct sessions. */
+/**
+ * The transition statement, for one or several reports on calls of distinct sessions (or one,
+ * keyed: see keyed.ts). Keyed, on a Citus cluster, the session's share lock is a statement of its
+ * own just before (Citus cannot pass on the rows of a locking step to the next), and the report's
+ * time is read once up front (an update there may call no volatile function).
+ */
 function transitionStatement(
   tx: TransactionSql,
   inputs: TransitionInput[],
   maxBytes: number,
+  keyed = false,
 ): Promise<TransitionResult[]> {
   const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
+  const k = keying(keyed, inputs);
+  const sid = (column: string) => sessionOf(tx, k, column);
+  shareLockFirst(tx, k);
+  const now = k.session === null ? tx`clock_timestamp()` : tx`i.now`;
   return tx<TransitionRow[]>`
     WITH i AS (
-      SELECT i.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
+      SELECT i.*${k.session === null ? tx`` : tx`, statement_timestamp() AS now`} FROM ${inputRows(tx, k, json)} AS e,
         jsonb_to_record(e) AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean,
                                 returns boolean, outcome jsonb, bytes bigint)
     ),
@@ -190,15 +202,15 @@ function transitionStatement(
       SELECT i.op, i.sid, i.bytes, c.activation_seq FROM i
       CROSS JOIN LATERAL (
         SELECT c.activation_seq, c.host_id, c.connection_id, c.state FROM ${brain.calls} c
-        WHERE c.session_id = i.sid AND c.seq = i.seq OFFSET 0
+        WHERE c.session_id = ${sid("i.sid")} AND c.seq = i.seq OFFSET 0
       ) c
-      JOIN ${brain.sessions} x ON x.id = i.sid
+      JOIN ${brain.sessions} x ON x.id = ${sid("i.sid")}
       WHERE (c.host_id = i.host OR c.connection_id = i.conn) AND ${isOpen(tx)}
-      FOR KEY SHARE OF x
+      ${k.session === null ? tx`FOR KEY SHARE OF x` : tx``}
     ),
     b AS (
       INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
-      SELECT o.sid, o.activation_seq, o.bytes FROM open_call o
+      SELECT ${sid("o.sid")}, o.activation_seq, o.bytes FROM open_call o
       WHERE o.bytes > 0 AND o.bytes <= ${maxBytes}::bigint
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
       WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
@@ -209,10 +221,10 @@ function transitionStatement(
         state = CASE WHEN i.ends THEN 'ended' WHEN i.returns THEN 'returned' ELSE c.state END,
         outcome = CASE WHEN i.ends THEN COALESCE(i.outcome, c.outcome, '{"status":"ok"}'::jsonb)
                        ELSE COALESCE(i.outcome, c.outcome) END,
-        returned_at = CASE WHEN i.returns THEN clock_timestamp() ELSE c.returned_at END,
-        ended_at = CASE WHEN i.ends THEN clock_timestamp() ELSE c.ended_at END
+        returned_at = CASE WHEN i.returns THEN ${now} ELSE c.returned_at END,
+        ended_at = CASE WHEN i.ends THEN ${now} ELSE c.ended_at END
       FROM i
-      WHERE c.session_id = i.sid AND c.seq = i.seq
+      WHERE c.session_id = ${sid("i.sid")} AND c.seq = i.seq
         AND (c.host_id = i.host OR c.connection_id = i.conn)
         AND ${isOpen(tx)}
         AND (i.bytes = 0 OR EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid))
@@ -221,12 +233,12 @@ function transitionStatement(
     s AS (
       UPDATE ${brain.sessions} x SET last_seq = x.last_seq + jsonb_array_length(c.records)
       FROM c
-      WHERE x.id = c.sid
+      WHERE x.id = ${sid("c.sid")}
       RETURNING c.op, c.sid, c.seq, c.records, c.outcome, x.last_seq - jsonb_array_length(c.records) AS base
     ),
     r AS (
       INSERT INTO ${brain.records} (session_id, seq, kind, payload)
-      SELECT s.sid, s.base + e.ord, e.v->>'kind',
+      SELECT ${sid("s.sid")}, s.base + e.ord, e.v->>'kind',
              CASE WHEN e.v->>'kind' = 'tool_call_ended'
                   THEN jsonb_build_object('call', s.seq, 'outcome', s.outcome)
                   ELSE e.v->'payload' END

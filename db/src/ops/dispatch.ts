@@ -51,7 +51,7 @@ export function claimPendingCalls(
       const only = sessionIds === null ? null : tx.array([...sessionIds]);
       return tx<Parameters<typeof dispatchedCall>[0][]>`
         WITH c AS (
-          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = statement_timestamp()
           WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
             AND (${only}::uuid[] IS NULL OR session_id = ANY(${only}::uuid[]))
           RETURNING session_id, seq, tool, deadline_at, approved_input
@@ -92,7 +92,7 @@ export function claimWorkerCall(
       const brain = tables(tx);
       return tx<{ tool: string; input: unknown; deadline: number | null; placement: unknown; resume: unknown }[]>`
         WITH c AS (
-          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = statement_timestamp()
           WHERE session_id = ${sessionId} AND seq = ${seq} AND state = 'pending' AND executor = 'worker'
           RETURNING tool, deadline_at, resume, approved_input
         )

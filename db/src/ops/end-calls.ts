@@ -45,7 +45,7 @@ export function endCalls(filter: EndCallsFilter, outcome: { status: string; caus
         { session_id: string; seq: number; host_id: string | null; connection_id: string | null; end_seq: number }[]
       >`
         WITH c AS (
-          UPDATE ${brain.calls} SET state = 'ended', outcome = ${o}::text::jsonb, ended_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'ended', outcome = ${o}::text::jsonb, ended_at = statement_timestamp()
           WHERE state <> 'ended'
             AND (${byConnection}::uuid IS NULL OR connection_id = ${byConnection}::uuid)
             AND (${bySession}::uuid IS NULL OR session_id = ${bySession}::uuid)

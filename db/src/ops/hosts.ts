@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { againIfLost } from "../lost-race.js";
 import { tables } from "../tables.js";
 import { checkQuota } from "./quotas.js";
 
@@ -45,15 +46,22 @@ export async function hostExists(sql: Sql, id: string, owner?: string): Promise<
   return row !== undefined;
 }
 
-/** A host's WebSocket, or (hostId null) a worker's own connection that its claimed calls run on. */
+/**
+ * A host's WebSocket, or (hostId null) a worker's own connection that its claimed calls run on.
+ * Run again when it loses a deadlock (lost-race.ts): both tables are reference tables on Citus.
+ */
 export async function openConnection(sql: Sql, id: string, hostId: string | null, serverId: string): Promise<void> {
   const brain = tables(sql);
-  await sql`
-    WITH h AS (UPDATE ${brain.hosts} SET last_connected_at = now() WHERE id = ${hostId})
-    INSERT INTO ${brain.host_connections} (id, host_id, server_id) VALUES (${id}, ${hostId}, ${serverId})`;
+  await againIfLost(
+    () => sql`
+      WITH h AS (UPDATE ${brain.hosts} SET last_connected_at = now() WHERE id = ${hostId})
+      INSERT INTO ${brain.host_connections} (id, host_id, server_id) VALUES (${id}, ${hostId}, ${serverId})`,
+  );
 }
 
 export async function closeConnection(sql: Sql, id: string): Promise<void> {
   const brain = tables(sql);
-  await sql`UPDATE ${brain.host_connections} SET closed_at = now() WHERE id = ${id} AND closed_at IS NULL`;
+  await againIfLost(
+    () => sql`UPDATE ${brain.host_connections} SET closed_at = now() WHERE id = ${id} AND closed_at IS NULL`,
+  );
 }

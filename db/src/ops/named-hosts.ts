@@ -194,7 +194,7 @@ export function claimNamedCalls(
           FOR UPDATE SKIP LOCKED
         ),
         c AS (
-          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = clock_timestamp()
+          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = statement_timestamp()
           FROM pick WHERE calls.session_id = pick.session_id AND calls.seq = pick.seq
           RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at, calls.approved_input
         )

@@ -84,15 +84,23 @@ export async function claimSession(
   const brain = tables(sql);
   // The session's routing comes back with the claim (not for a parked one, which starts nothing):
   // a resume reads neither the session row nor its named hosts after it.
+  // On a Citus cluster the update's RETURNING may hold only immutable expressions, so the routing
+  // is built from the claimed row outside it; every table is read by this session's id, so the
+  // statement goes to the one worker that holds the session (db/src/citus.ts).
   const [row] = await sql<{ owner_epoch: string; last_seq: string; parked: boolean; session: ClaimedSession | null }[]>`
-    UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
-    WHERE s.id = ${sessionId} AND s.status = 'active'
-      AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
-    RETURNING s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked,
-      CASE WHEN s.parked_seq IS DISTINCT FROM s.last_seq THEN jsonb_build_object(
-        'id', s.id, 'hostId', s.host_id, 'model', s.model, 'tools', s.tools, 'tokenId', s.token_id,
+    WITH c AS (
+      UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+      WHERE s.id = ${sessionId} AND s.status = 'active'
+        AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
+      RETURNING s.id, s.owner_epoch, s.last_seq, s.parked_seq IS NOT DISTINCT FROM s.last_seq AS parked,
+        s.host_id, s.model, s.tools, s.token_id
+    )
+    SELECT c.owner_epoch, c.last_seq, c.parked,
+      CASE WHEN NOT c.parked THEN jsonb_build_object(
+        'id', c.id, 'hostId', c.host_id, 'model', c.model, 'tools', c.tools, 'tokenId', c.token_id,
         'namedHosts', (SELECT coalesce(jsonb_object_agg(sh.env_name, sh.host_id), '{}'::jsonb)
-                       FROM ${brain.session_hosts} sh WHERE sh.session_id = s.id)) END AS session`;
+                       FROM ${brain.session_hosts} sh WHERE sh.session_id = ${sessionId})) END AS session
+    FROM c`;
   if (!row) return null;
   return { epoch: Number(row.owner_epoch), lastSeq: Number(row.last_seq), parked: row.parked, session: row.session };
 }
@@ -102,27 +110,33 @@ export async function claimSession(
  * without a live owner (as `judge` sees it), bumping each fencing epoch: a takeover of a stopped
  * server's idle sessions costs a statement a page, not one a session. Rows another transaction
  * holds are skipped (a commit, another server's claim), never waited for: a claim of many rows in
- * one order could deadlock with another in its own. Returns each taken session's last sequence.
+ * one order could deadlock with another in its own. On a Citus cluster (`skipLocked` false), which
+ * locks no rows of many shards ahead, the update takes its rows as it goes, and a deadlock with
+ * another claim is broken by Citus's detector (the claim fails; the next sweep claims again).
+ * Returns each taken session's last sequence.
  */
 export async function claimParkedSessions(
   sql: Sql,
   ids: readonly string[],
   serverId: string,
   judge: Judgement = NO_JUDGEMENT,
+  options: { skipLocked?: boolean } = {},
 ): Promise<{ id: string; lastSeq: number }[]> {
   const brain = tables(sql);
   if (ids.length === 0) return [];
-  const rows = await sql<{ id: string; last_seq: string }[]>`
-    WITH free AS (
-      SELECT s.id FROM ${brain.sessions} s
-      WHERE s.id = ANY(${sql.array(ids as string[])}::uuid[]) AND s.status = 'active'
-        AND s.parked_seq = s.last_seq
-        AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})
-      FOR UPDATE OF s SKIP LOCKED
-    )
-    UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
-    FROM free WHERE s.id = free.id
-    RETURNING s.id, s.last_seq`;
+  const free = sql`
+    s.id = ANY(${sql.array(ids as string[])}::uuid[]) AND s.status = 'active' AND s.parked_seq = s.last_seq
+    AND (s.owner_id = ${serverId} OR ${withoutLiveOwner(sql, judge)})`;
+  const rows =
+    options.skipLocked === false
+      ? await sql<{ id: string; last_seq: string }[]>`
+          UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+          WHERE ${free} RETURNING s.id, s.last_seq`
+      : await sql<{ id: string; last_seq: string }[]>`
+          WITH free AS (SELECT s.id FROM ${brain.sessions} s WHERE ${free} FOR UPDATE OF s SKIP LOCKED)
+          UPDATE ${brain.sessions} s SET owner_id = ${serverId}, owner_epoch = s.owner_epoch + 1
+          FROM free WHERE s.id = free.id
+          RETURNING s.id, s.last_seq`;
   return rows.map((r) => ({ id: r.id, lastSeq: Number(r.last_seq) }));
 }
 

@@ -17,6 +17,7 @@ export interface ConnectionOptions {
   availability?: DatabaseAvailability;
   inDoubtMs?: number;
   stallMs?: number;
+  mergeSessions?: boolean;
 }
 
 /** The writer's counters this side updates. */
@@ -140,7 +141,7 @@ export class WriterConnection {
     // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
     // lost in the first is known not to have committed.
     const begin = beginBatch(c, this.id, batch, { kind: "upsert" });
-    const first = await settle(lane, [...begin, ...issueBatchWrites(c, ops, this.stats)]);
+    const first = await settle(lane, [...begin, ...issueBatchWrites(c, ops, this.stats, this.options.mergeSessions)]);
     const failed = firstFailure(first);
     if (first.lost || (failed && (lane.dead || isConnectionError(failed.reason)))) {
       throw new NotCommitted(this.abandon(lane, failed?.reason ?? new Error("the writer's connection closed")));

@@ -59,6 +59,11 @@ export interface WriterOptions {
    * likes (db stays free of any metrics library). Called synchronously; it must be cheap.
    */
   observer?: (flush: FlushInfo) => void;
+  /**
+   * Whether writes to different sessions may share one statement (default true). False on a Citus
+   * cluster (db/src/citus.ts): a statement there must stay on the shard of one session.
+   */
+  mergeSessions?: boolean;
 }
 
 /** One committed batch, as the writer's observer sees it. */

@@ -13,7 +13,7 @@ import type { WrittenRecord } from "@aexhq/brain-db/writer";
 import type { Services } from "../services.js";
 import { type ActorDeps, SessionActor } from "./actor.js";
 
-export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets" | "liveness">;
+export type ActorsDeps = ActorDeps & Pick<Services, "serverId" | "secrets" | "liveness" | "distributed">;
 
 /** What a resume found: the session's running actor, "parked" (owned here, nothing to do), or null (not ours). */
 export type Resumed = SessionActor | "parked" | null;
@@ -132,7 +132,9 @@ export class ActorRegistry {
    */
   async resumeParked(ids: readonly string[], judge: Judgement): Promise<Set<string>> {
     if (this.stopped || ids.length === 0) return new Set();
-    const taken = await claimParkedSessions(this.rt.sql, ids, this.rt.serverId, judge);
+    const taken = await claimParkedSessions(this.rt.sql, ids, this.rt.serverId, judge, {
+      skipLocked: !this.rt.distributed,
+    });
     for (const { id, lastSeq } of taken) {
       this.elsewhere.delete(id);
       // A commit since the claim woke it (its own claim, under way or done, bumped the epoch

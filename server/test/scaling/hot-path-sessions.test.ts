@@ -4,12 +4,12 @@
 // recorded off the wire (testkit/statement-recorder.ts) and each one that reads or writes a
 // session-scoped table is planned by Postgres: every scan of such a table must be keyed by a
 // single session (`session_id = …`, or `id = …` for sessions). What may touch several sessions is
-// listed below with its reason; anything else fails, naming the statement and the scan.
-import { Brain, tool } from "@aexhq/brain";
+// listed with its reason (testkit/hot-path.ts); anything else fails, naming the statement and the scan.
+import { Brain } from "@aexhq/brain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { type InProcessBrain, startBrain } from "../../../testkit/brain.js";
 import { createTestDatabase, type TestDatabase } from "../../../testkit/database.js";
+import { CROSS_SESSION, hotPathWork } from "../../../testkit/hot-path.js";
 import { sessionTables } from "../../../testkit/orphans.js";
 import {
   type RecordedStatement,
@@ -17,35 +17,6 @@ import {
   startStatementRecorder,
 } from "../../../testkit/statement-recorder.js";
 import { scripted } from "../../../testkit/turns.js";
-import { until } from "../../../testkit/wait.js";
-
-/** Statements allowed to touch several sessions' rows, and why. */
-export const CROSS_SESSION: { match: RegExp; why: string }[] = [
-  {
-    match: /FROM "brain"\."write_inputs"\(/,
-    why: "the journal writer's batch: one statement per kind for all the sessions of one commit, each input row keyed by its session (db/src/writer/merge.ts)",
-  },
-  {
-    match: /WHERE host_id = \$\d+ AND state = 'pending' AND executor = 'host'/,
-    why: "a host connection claims the pending calls of the sessions it serves (dispatch.ts claimPendingCalls)",
-  },
-  {
-    match: /FROM "brain"\."host_connections" hc JOIN "brain"\."servers"/,
-    why: "a replica of a named host claims its fair share of the host's calls (named-hosts.ts)",
-  },
-  {
-    match: /^WITH c AS \( UPDATE "brain"\."calls" SET state = 'ended'/,
-    why: "ending calls by a filter (end-calls.ts): one session's at its end or cancel, but a lost connection's, a dead server's and the deadline sweep's span sessions",
-  },
-  {
-    match: /status = 'ended' AND (s\.)?ended_at < now\(\)/,
-    why: "retention: the sessions ended longer ago than BRAIN_RETENTION_DAYS, and their records (retention.ts)",
-  },
-  {
-    match: /^DELETE FROM "brain"\."(host_connections|servers|components|hosts)"/,
-    why: "retention of shared rows (closed connections, stopped servers, unused components and hosts) once no session's call or tool uses them",
-  },
-];
 
 interface PlanNode {
   "Node Type": string;
@@ -90,43 +61,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** A text turn, a turn whose tool emits and finishes, an approval, a cancelled call, an end. */
-async function hotPathWork(): Promise<void> {
-  const echo = tool({
-    name: "echo",
-    description: "Echoes.",
-    input: z.object({ n: z.number() }),
-    run: async (input, ctx) => {
-      await ctx.emit("progress", { n: input.n });
-      return ctx.finish({ n: input.n });
-    },
-  });
-  const gated = tool({
-    name: "gated",
-    description: "Waits for a person.",
-    input: z.object({ n: z.number() }),
-    approval: "always",
-    run: async (input, ctx) => ctx.finish({ n: input.n }),
-  });
-  const session = await client.sessions.create({
-    model: scripted(
-      { text: "hello" },
-      { toolCalls: [{ name: "echo", input: { n: 1 } }] },
-      { text: "echoed" },
-      { toolCalls: [{ name: "gated", input: { n: 2 } }] },
-      { text: "approved" },
-    ),
-    tools: [echo(), gated()],
-  });
-  await expect(session.send("hi")).resolves.toBe("hello");
-  await expect(session.send("echo")).resolves.toBe("echoed");
-  const turn = session.send("gate");
-  const waiting = await until("a call waiting", async () => (await session.approvals())[0]);
-  await session.approve(waiting.call);
-  await expect(turn).resolves.toBe("approved");
-  await session.end();
-}
-
 async function planOf(statement: RecordedStatement): Promise<PlanNode> {
   const [row] = await db.sql.unsafe<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(
     `EXPLAIN (FORMAT JSON) ${statement.text}`,
@@ -142,7 +76,7 @@ describe("the hot path's statements", () => {
     const warm = await client.sessions.create({ model: scripted({ text: "warm" }) });
     await warm.send("warm");
     recorder.start();
-    await hotPathWork();
+    await hotPathWork(client);
     const recorded = recorder.stop();
     const tables = new Set(["sessions", ...(await sessionTables(db.sql, "brain", { partitions: true }))]);
     const distinct = new Map<string, RecordedStatement>();
