@@ -31,6 +31,7 @@ import { machineInfo } from "./runner/machine.js";
 import { machineBusySeconds, type ServerEntry } from "./runner/proc.js";
 import { medianRatios, medianRound, type ScenarioRounds } from "./runner/rounds.js";
 import { type ScenarioDatabase, ScenarioDatabases } from "./runner/scenario-database.js";
+import { citus } from "./scenarios/citus.js";
 import { componentCall } from "./scenarios/component-call.js";
 import { emit } from "./scenarios/emit.js";
 import { journalSize } from "./scenarios/journal-size.js";
@@ -71,6 +72,7 @@ const SCENARIOS: Scenario[] = [
   journalVolume,
   journalSteady,
   liveText,
+  citus,
 ];
 
 /** A mistake on the command line: told in one line with the usage, not as a stack trace. */

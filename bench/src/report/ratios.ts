@@ -129,6 +129,12 @@ export function ratios(figures: Figure[]): Ratio[] {
     );
   }
   push(
+    "citus ÷ tool_throughput",
+    rateOf(figures, "citus"),
+    rateOf(figures, "tool_throughput"),
+    "calls/s on a coordinator and 2 workers on this machine ÷ on one Postgres, the same load",
+  );
+  push(
     "journal_steady largest ÷ first",
     figureValue(figures, "journal_steady.journal_max"),
     figureValue(figures, "journal_steady.journal_first"),
