@@ -4,6 +4,7 @@
 // (brain.journal, brain.tool_calls, brain.model_calls) plus sessions.last_seq, and the run's own records in the
 // schema `chaos`: what the hosts saw invoked and acknowledged, what the clients were acknowledged,
 // and the requests the HTTP Environment's target received.
+import { citusInstalled } from "@aexhq/brain-db/migrate";
 import type { Sql } from "postgres";
 
 export interface Check {
@@ -193,7 +194,7 @@ export interface CheckResult {
 }
 
 export async function runChecks(sql: Sql): Promise<CheckResult[]> {
-  const from = (await onCitus(sql)) ? await snapshot(sql) : "brain";
+  const from = (await citusInstalled(sql)) ? await snapshot(sql) : "brain";
   return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
     const results: CheckResult[] = [];
     for (const check of CHECKS) {
@@ -206,11 +207,6 @@ export async function runChecks(sql: Sql): Promise<CheckResult[]> {
 
 /** The views and tables the checks read. */
 const CHECKED = ["journal", "tool_calls", "model_calls", "sessions"];
-
-async function onCitus(sql: Sql): Promise<boolean> {
-  const [row] = await sql<{ on: boolean }[]>`SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS on`;
-  return row?.on === true;
-}
 
 /**
  * On a Citus cluster (--citus), what the checks read, copied from one snapshot into local tables

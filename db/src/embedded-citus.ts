@@ -24,8 +24,8 @@ export function citusBinDir(): string {
   return process.env.BRAIN_CITUS_PG_BIN ?? "/usr/lib/postgresql/15/bin";
 }
 
-/** True when the Postgres of citusBinDir() has Citus installed. */
-export function citusInstalled(): boolean {
+/** True when the Postgres of citusBinDir() has Citus built into it (citusInstalled in migrate asks a database). */
+export function citusBuilt(): boolean {
   return existsSync(join(citusBinDir(), "..", "lib", "citus.so"));
 }
 
@@ -45,7 +45,7 @@ export async function startCitusCluster(options: CitusClusterOptions = {}): Prom
     "citus.node_conninfo": "sslmode=disable",
     "citus.shard_count": String(options.shardCount ?? 32),
   };
-  if (!citusInstalled()) throw new Error(`Citus is not installed for ${citusBinDir()}: run vendor/citus/build.sh`);
+  if (!citusBuilt()) throw new Error(`Citus is not installed for ${citusBinDir()}: run vendor/citus/build.sh`);
   const dir = mkdtempSync(join(tmpdir(), "brain-citus-"));
   const packageRoot = fakePackage(dir);
   const nodes: EmbeddedPostgres[] = [];

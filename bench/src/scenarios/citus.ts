@@ -1,5 +1,5 @@
 import { connect } from "@aexhq/brain-db/connect";
-import { citusInstalled, joinCitusDatabase, startCitusCluster } from "@aexhq/brain-db/embedded";
+import { citusBuilt, joinCitusDatabase, startCitusCluster } from "@aexhq/brain-db/embedded";
 import { migrate, placeOnCitus } from "@aexhq/brain-db/migrate";
 import { latency, rate } from "../measure/stats.js";
 import { type Scenario, startBrain, sustainedWarmupMs, withBrain } from "../runner/context.js";
@@ -16,7 +16,7 @@ export const citus: Scenario = {
   name: "citus",
   timeoutMs: (quick) => (quick ? 180_000 : 420_000),
   async run(ctx) {
-    if (!citusInstalled()) {
+    if (!citusBuilt()) {
       ctx.log("bench: citus not measured: Citus is not installed (vendor/citus/build.sh installs it)");
       return { figures: [] };
     }

@@ -10,7 +10,7 @@ export {
   type CitusCluster,
   type CitusClusterOptions,
   citusBinDir,
-  citusInstalled,
+  citusBuilt,
   dropCitusDatabase,
   joinCitusDatabase,
   startCitusCluster,
