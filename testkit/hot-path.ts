@@ -32,6 +32,11 @@ export const CROSS_SESSION: { match: RegExp; why: string }[] = [
     why: "the recovery sweep ends the model calls of tools whose runner stopped, whatever their session (tool-model-calls.ts)",
   },
   {
+    match:
+      /^SELECT s\.id FROM "brain"\."sessions" s WHERE s\.status = 'active' AND \(s\.owner_id IS NULL OR NOT EXISTS/,
+    why: "the orphan sweep: active sessions without a live owner, to resume after a crash (ownership.ts orphanedSessions)",
+  },
+  {
     match: /status = 'ended' AND (s\.)?ended_at < now\(\)/,
     why: "retention: the sessions ended longer ago than BRAIN_RETENTION_DAYS, and their records (retention.ts)",
   },

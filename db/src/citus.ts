@@ -1,37 +1,10 @@
 import type { ReservedSql, Sql } from "postgres";
+import { createDelegation, delegatesOnCitus } from "./citus-delegation.js";
+import { DISTRIBUTED, REFERENCE } from "./citus-tables.js";
 import { migrateLockKey } from "./migrate-lock.js";
 import { quoteIdent } from "./schema-name.js";
 
-/**
- * Brain on a Citus cluster (docs/scaling.md): every table of a session's hot path is distributed
- * by session id and co-located with `sessions`, so a turn's, a tool call's and an emit's
- * statements each go to one worker; small shared tables are reference tables, copied to every
- * node; the rest stays on the coordinator (the migrations, the writer's marks, idempotency keys,
- * pg-boss's schema).
- */
-export const DISTRIBUTED = [
-  "records",
-  "calls",
-  "activation_budgets",
-  "environments",
-  "session_secrets",
-  "tool_model_calls",
-  "trace_cursors",
-  "workspace_files",
-  "session_hosts",
-  "mcp_tasks",
-] as const;
-
-/** Referenced ones first: a reference table's foreign keys may only name reference tables. */
-export const REFERENCE = [
-  "app_tokens",
-  "servers",
-  "hosts",
-  "components",
-  "component_uploads",
-  "host_replicas",
-  "host_connections",
-] as const;
+export { DISTRIBUTED, REFERENCE } from "./citus-tables.js";
 
 /**
  * Foreign keys Citus refuses while their tables are being placed (a local table between a
@@ -89,24 +62,29 @@ async function placement(sql: Sql | ReservedSql, schema: string): Promise<Map<st
   return new Map(rows.map((r) => [r.name, r.method]));
 }
 
-/** Whether every table is where placeOnCitus puts it. */
+/** Whether every table is where placeOnCitus puts it, and the writes' delegation in place. */
 export async function placedOnCitus(sql: Sql | ReservedSql, schema: string): Promise<boolean> {
   const placed = await placement(sql, schema);
   return (
     placed.get("sessions") === "h" &&
     DISTRIBUTED.every((t) => placed.get(t) === "h") &&
-    REFERENCE.every((t) => placed.get(t) === "n")
+    REFERENCE.every((t) => placed.get(t) === "n") &&
+    (await delegatesOnCitus(sql, schema))
   );
 }
 
 /**
- * Whether `schema`'s sessions are distributed on a Citus cluster. Servers and workers then give
- * every write a statement of its own (WriterOptions.mergeSessions): a statement that merged
- * several sessions' writes would span their shards.
+ * Whether `schema`'s sessions are distributed on a Citus cluster. Servers and workers then write
+ * as a cluster needs (WriterOptions.citus). Refused when its writes cannot be delegated yet (a
+ * cluster placed by an earlier release): `brain migrate --citus` completes it.
  */
 export async function distributedOnCitus(sql: Sql, schema: string): Promise<boolean> {
   if (!(await citusInstalled(sql))) return false;
-  return (await placement(sql, schema)).get("sessions") === "h";
+  if ((await placement(sql, schema)).get("sessions") !== "h") return false;
+  if (!(await delegatesOnCitus(sql, schema))) {
+    throw new Error("this Citus cluster's writes are not delegated yet: run `brain migrate --citus`");
+  }
+  return true;
 }
 
 /**
@@ -165,6 +143,7 @@ async function place(conn: ReservedSql, schema: string): Promise<void> {
   for (const { table, name, definition } of KEYS) {
     await conn.unsafe(`ALTER TABLE ${table} ADD CONSTRAINT ${name} ${definition}`);
   }
+  await createDelegation(conn, schema);
 }
 
 /** Distributes `table` by session id, co-located with sessions; its rows are copied into the shards. */

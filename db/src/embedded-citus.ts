@@ -14,6 +14,8 @@ export interface CitusCluster {
   /** The coordinator's `postgres` database: what Brain is given as DATABASE_URL. */
   url: string;
   workerUrls: string[];
+  /** Each node's data directory, the coordinator's first (its postmaster.pid names its process). */
+  dataDirs: string[];
   /** Stops a worker (fast or immediate) and starts it again on its port. */
   restartWorker(index: number, mode: "fast" | "immediate", downMs?: number): Promise<void>;
   destroy(): Promise<void>;
@@ -74,6 +76,9 @@ export async function startCitusCluster(options: CitusClusterOptions = {}): Prom
   return {
     url: coordinator.url,
     workerUrls: nodes.slice(1).map((node) => node.url),
+    dataDirs: ["coordinator", ...Array.from({ length: workers }, (_, i) => `worker${i}`)].map((name) =>
+      join(dir, name),
+    ),
     async restartWorker(index, mode, downMs = 0) {
       const node = nodes[index + 1];
       if (!node) throw new Error(`no worker ${index}`);

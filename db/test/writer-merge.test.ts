@@ -1,10 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { channelFor } from "@aexhq/brain-db/commits";
 import type { Sql } from "@aexhq/brain-db/connect";
-import { appendUnchecked, endSession, rel, transitionCall } from "@aexhq/brain-db/ops";
-import { JournalWriter, type WriteOp } from "@aexhq/brain-db/writer";
+import { appendUnchecked } from "@aexhq/brain-db/ops";
+import { JournalWriter } from "@aexhq/brain-db/writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../testkit/database.js";
+import {
+  asOneBatch,
+  comparable,
+  expectScriptOutcome,
+  insertScriptRows,
+  prepareSessions,
+  type ScriptRows,
+  script,
+  scriptRows,
+  stateOf,
+} from "../../testkit/merge-script.js";
 import { bareSession } from "../../testkit/session-rows.js";
 
 // Appends and call transitions of different sessions in one batch share a statement
@@ -13,11 +24,8 @@ import { bareSession } from "../../testkit/session-rows.js";
 // number of statements and nothing else.
 
 let db: TestDatabase;
-const serverId = randomUUID();
-const hostId = randomUUID();
-const connectionId = randomUUID();
+let rows: ScriptRows;
 const writers: JournalWriter[] = [];
-const MAX_BYTES = 200;
 
 function writer(sql: Sql): JournalWriter {
   const w = new JournalWriter(sql, { channel: channelFor("brain"), origin: randomUUID() });
@@ -25,97 +33,26 @@ function writer(sql: Sql): JournalWriter {
   return w;
 }
 
-const newSession = (id: string) => bareSession(id, hostId, serverId);
-
-const started = (tool: string) => ({
-  kind: "tool_call_started",
-  payload: { tool, input: { tool } },
-  call: { tool, activationSeq: 2, hostId, connectionId, state: "running" as const, deadlineAt: null },
-});
-
-/** Sessions a, b, c (c ended), each with an activation and a running call at seq 3. */
-async function prepare(w: JournalWriter): Promise<{ a: string; b: string; c: string }> {
-  const ids = { a: randomUUID(), b: randomUUID(), c: randomUUID() };
-  for (const id of Object.values(ids)) {
-    await w.submit(newSession(id));
-    await w.submit(appendUnchecked(id, [{ kind: "model_call_started", payload: { activation: 2 } }, started("t")]));
-  }
-  await w.submit(endSession(ids.c, "done"));
-  return ids;
-}
-
-/**
- * The writes under test, in submission order. Each session gets several, interleaved with the
- * others', so a merged batch holds rounds: a session's k-th write in the k-th statement of its kind.
- */
-function script(s: { a: string; b: string; c: string }): WriteOp<unknown>[] {
-  const onA = { sessionId: s.a, seq: 3, hostId };
-  const onB = { sessionId: s.b, seq: 3, hostId };
-  return [
-    appendUnchecked(s.a, [
-      { kind: "note", payload: { n: 1 } },
-      { kind: "reply", payload: { to: rel(-1) } },
-    ]),
-    transitionCall(onB, { type: "emit", kind: "progress", data: { pct: 50 } }, MAX_BYTES),
-    appendUnchecked(s.c, [{ kind: "note", payload: { refused: true } }]),
-    appendUnchecked(s.b, [{ kind: "model_call_started", payload: { activation: 2 } }, started("u")]),
-    transitionCall(onA, { type: "emit", kind: "progress", data: { big: "x".repeat(MAX_BYTES) } }, MAX_BYTES),
-    transitionCall(onB, { type: "result", outcome: { status: "ok" }, content: "half" }, MAX_BYTES),
-    appendUnchecked(s.a, [{ kind: "note", payload: { n: 2 } }], { epoch: 999 }),
-    transitionCall(onA, { type: "finish", outcome: { status: "ok" }, content: "done" }, MAX_BYTES),
-    transitionCall(onB, { type: "finish" }, MAX_BYTES),
-    transitionCall(onA, { type: "emit", kind: "late", data: {} }, MAX_BYTES),
-    appendUnchecked(s.b, [{ kind: "note", payload: { after: rel(-1) } }]),
-  ];
-}
-
-/** Everything the writes left behind in a session, with ids left out so two runs compare. */
-async function stateOf(sql: Sql, id: string) {
-  const records = await sql<
-    { seq: number; kind: string; payload: unknown }[]
-  >`SELECT seq, kind, payload FROM records WHERE session_id = ${id} ORDER BY seq`;
-  const calls = await sql`
-    SELECT seq, tool, state, outcome, activation_seq, returned_at IS NOT NULL AS returned, ended_at IS NOT NULL AS ended
-    FROM calls WHERE session_id = ${id} ORDER BY seq`;
-  const budgets = await sql`
-    SELECT activation_seq, model_calls, emitted_bytes FROM activation_budgets WHERE session_id = ${id}`;
-  const [session] = await sql`SELECT last_seq FROM sessions WHERE id = ${id}`;
-  return { records: [...records], calls: [...calls], budgets: [...budgets], lastSeq: session?.last_seq };
-}
-
-/** Results without what differs between runs (timestamps). */
-const comparable = (results: unknown[]) =>
-  JSON.parse(JSON.stringify(results, (k, v) => (k === "createdAt" || k === "writtenAt" ? undefined : v)));
+const newSession = (id: string) => bareSession(id, rows.hostId, rows.serverId);
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 6 });
-  await db.sql`INSERT INTO servers (id) VALUES (${serverId})`;
-  await db.sql`INSERT INTO hosts (id, token_hash) VALUES (${hostId}, '\\x00')`;
+  rows = scriptRows();
+  await insertScriptRows(db.sql, rows);
 });
 afterAll(async () => {
   await Promise.all(writers.map((w) => w.close()));
   await db?.drop();
 });
 
-/** Submits `ops` so that they commit as one batch: queued while an earlier batch is in flight. */
-async function asOneBatch(w: JournalWriter, ops: WriteOp<unknown>[]): Promise<PromiseSettledResult<unknown>[]> {
-  const blocker = w.submit({
-    keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
-    run: (tx) => tx`SELECT pg_sleep(0.05)`.execute(),
-  });
-  const results = Promise.allSettled(ops.map((op) => w.submit(op)));
-  await blocker;
-  return results;
-}
-
 describe("writes merged into one statement per kind", () => {
   it("journals exactly what the same writes one by one journal, in fewer statements", async () => {
     const w = writer(db.sql);
-    const merged = await prepare(w);
-    const single = await prepare(w);
+    const merged = await prepareSessions(w, rows);
+    const single = await prepareSessions(w, rows);
 
     const before = { ...w.stats };
-    const mergedResults = await asOneBatch(w, script(merged));
+    const mergedResults = await asOneBatch(w, script(merged, rows));
     expect(w.stats.batches - before.batches).toBe(2);
     const writes = w.stats.writes - before.writes - 1;
     const statements = w.stats.statements - before.statements - 1;
@@ -126,72 +63,14 @@ describe("writes merged into one statement per kind", () => {
     expect(w.stats.fallbacks).toBe(before.fallbacks);
 
     const singleResults: PromiseSettledResult<unknown>[] = [];
-    for (const op of script(single)) {
+    for (const op of script(single, rows)) {
       singleResults.push(await w.submit(op).then((value) => ({ status: "fulfilled" as const, value })));
     }
     expect(comparable(mergedResults)).toEqual(comparable(singleResults));
     for (const key of ["a", "b", "c"] as const) {
       expect(await stateOf(db.sql, merged[key])).toEqual(await stateOf(db.sql, single[key]));
     }
-
-    // What the script means, spelled out once (the comparison alone would pass if both were wrong).
-    const [a, b] = [await stateOf(db.sql, merged.a), await stateOf(db.sql, merged.b)];
-    const kinds = (x: { records: { kind: string }[] }) => x.records.map((r) => r.kind).slice(3);
-    // a: its note and reply (resolved to the note's seq), the over-budget emit and the fenced
-    // append left out, its finish, and nothing after it.
-    expect(kinds(a)).toEqual(["note", "reply", "tool_result", "tool_call_ended"]);
-    expect(a.records[4]!.payload).toEqual({ to: 4 });
-    expect(a.calls[0]).toMatchObject({ state: "ended", outcome: { status: "ok" } });
-    // b: the emit, its second model call and call, the result, the end, and the note after it.
-    expect(kinds(b)).toEqual([
-      "progress",
-      "model_call_started",
-      "tool_call_started",
-      "tool_result",
-      "tool_call_ended",
-      "note",
-    ]);
-    expect(b.records[8]!.payload).toEqual({ after: 8 });
-    expect(b.budgets).toEqual([{ activation_seq: 2, model_calls: 2, emitted_bytes: 48 }]);
-    expect((await stateOf(db.sql, merged.c)).lastSeq).toBe(5);
-    const values = mergedResults.map((r) => (r as PromiseFulfilledResult<unknown>).value);
-    expect(values[2]).toEqual({ records: [] });
-    expect(values[4]).toMatchObject({ seq: null, overBudget: true });
-    expect(values[6]).toEqual({ records: [] });
-    expect(values[9]).toMatchObject({ seq: null, overBudget: false });
-  });
-
-  it("without merging (a Citus cluster's writer): one keyed statement a write, the same journal", async () => {
-    const w = writer(db.sql);
-    const apart = new JournalWriter(db.sql, {
-      channel: channelFor("brain"),
-      origin: randomUUID(),
-      mergeSessions: false,
-    });
-    writers.push(apart);
-    const merged = await prepare(w);
-    const keyed = await prepare(apart);
-    const mergedResults = await asOneBatch(w, script(merged));
-    const before = { ...apart.stats };
-    const keyedResults = await asOneBatch(apart, script(keyed));
-    expect(apart.stats.statements - before.statements - 1).toBe(apart.stats.writes - before.writes - 1);
-    expect(apart.stats.merged).toBe(before.merged);
-    expect(comparable(keyedResults)).toEqual(comparable(mergedResults));
-    for (const key of ["a", "b", "c"] as const) {
-      expect(await stateOf(db.sql, keyed[key])).toEqual(await stateOf(db.sql, merged[key]));
-    }
-    // Its connection prepared keyed statements only: each reads its input directly, none through
-    // write_inputs (which a merged statement needs and a Citus worker lacks).
-    const [prepared] = await apart.submit({
-      keys: () => ({ sessions: new Map(), hosts: new Set(), releases: new Map() }),
-      run: (tx) =>
-        tx<{ keyed: number; merged: number }[]>`
-          SELECT count(*) FILTER (WHERE statement LIKE '%jsonb_array_elements($1::text::jsonb) AS e%')::int AS keyed,
-                 count(*) FILTER (WHERE statement LIKE '%write_inputs%')::int AS merged
-          FROM pg_prepared_statements WHERE statement NOT LIKE '%pg_prepared%'`,
-    });
-    expect(prepared?.keyed).toBeGreaterThanOrEqual(2);
-    expect(prepared?.merged).toBe(0);
+    await expectScriptOutcome(db.sql, merged, mergedResults);
   });
 
   it("a write that fails in a merged statement fails alone; the others commit", async () => {

@@ -121,7 +121,7 @@ export function buildRuntime(
       commits.publish(keys, serverId);
     },
     availability,
-    mergeSessions: !db.distributed,
+    citus: db.distributed,
     ...(prometheus ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   // The server works only the deadline queue, which is polled (its jobs are deferred), and sends

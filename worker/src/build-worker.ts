@@ -60,7 +60,7 @@ export function buildWorker(
     origin,
     availability,
     // Distributed on Citus: a statement per write, each on one session's shard.
-    mergeSessions: !db.distributed,
+    citus: db.distributed,
     ...(metrics ? { observer: (flush) => metrics.flushed(flush) } : {}),
   });
   const repairs = new PendingRepairs((err, key) => log.error({ err, key }, "a deferred journal write failed"));

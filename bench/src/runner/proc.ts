@@ -173,6 +173,32 @@ export function postgresPids(database: string | undefined): number[] {
   return pids;
 }
 
+/**
+ * CPU seconds used so far by one Postgres server (its postmaster, named in `dataDir`'s
+ * postmaster.pid, and the processes it started); 0 when it is not running. Backends that ended
+ * since are not counted: measure servers whose clients keep their connections.
+ */
+export function serverCpuSeconds(dataDir: string): number {
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  } catch {
+    return 0;
+  }
+  let total = cpuSecondsOf(postmaster);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (parent === postmaster) total += cpuSecondsOf(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return total;
+}
+
 /** Busy CPU seconds of the whole machine, from /proc/stat. */
 export function machineBusySeconds(): number {
   try {

@@ -1,8 +1,9 @@
 import { connect } from "@aexhq/brain-db/connect";
 import { citusBuilt, joinCitusDatabase, startCitusCluster } from "@aexhq/brain-db/embedded";
 import { migrate, placeOnCitus } from "@aexhq/brain-db/migrate";
-import { latency, rate } from "../measure/stats.js";
+import { latency, rate, value } from "../measure/stats.js";
 import { type Scenario, startBrain, sustainedWarmupMs, withBrain } from "../runner/context.js";
+import { serverCpuSeconds } from "../runner/proc.js";
 import type { ThroughputArgs, ThroughputResult } from "./host-protocol.js";
 
 /**
@@ -41,14 +42,28 @@ export const citus: Scenario = {
             durationMs: ctx.quick ? 3_000 : 10_000,
             maxTurns: ctx.quick ? 150 : 400,
           };
+          const nodes = nodeCpu(cluster.dataDirs);
           const r = await brain.host.call<ThroughputResult>("throughput", args);
+          const cores = nodes.stop();
           const note = r.anomalies.length > 0 ? `ANOMALIES: ${r.anomalies.slice(0, 5).join("; ")}` : undefined;
+          const perSecond = r.calls / r.windowSeconds;
           return [
             rate("citus", "calls/s", r.calls, r.windowSeconds, {
               note: note ?? "tool_throughput's load; a coordinator and 2 workers on this machine, 32 shards",
               cpu: brain.cpu.last,
             }),
             latency("citus.turn", r.turnMs, { note: "turn latency under that load" }),
+            ...cores.map((c, i) =>
+              value(
+                i === 0 ? "citus.coordinator_ms" : `citus.worker${i - 1}_ms`,
+                "ms",
+                r.calls,
+                (c * 1000) / perSecond,
+                {
+                  note: `this node's CPU per tool call (${c.toFixed(2)} cores over warm-up and window)`,
+                },
+              ),
+            ),
           ];
         });
       } finally {
@@ -60,3 +75,15 @@ export const citus: Scenario = {
     }
   },
 };
+
+/** Cores each node of the cluster used from now until stop(), its Postgres processes' CPU over the wall time. */
+function nodeCpu(dataDirs: readonly string[]): { stop(): number[] } {
+  const at = performance.now();
+  const before = dataDirs.map(serverCpuSeconds);
+  return {
+    stop() {
+      const seconds = (performance.now() - at) / 1000;
+      return dataDirs.map((dir, i) => (serverCpuSeconds(dir) - before[i]!) / seconds);
+    },
+  };
+}

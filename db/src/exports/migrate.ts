@@ -7,6 +7,7 @@ export {
   placeOnCitus,
   REFERENCE,
 } from "../citus.js";
+export { delegatesOnCitus } from "../citus-delegation.js";
 export { loadMigrations, MIGRATIONS_DIR, type Migration, migrate, migrateRights } from "../migrate.js";
 export {
   appliedVersions,
@@ -16,3 +17,4 @@ export {
   pendingMigrations,
   roleNameProblem,
 } from "../migrate-script.js";
+export { MAX_PARAMETERS, statementOf } from "../ops/on-session-shards.js";

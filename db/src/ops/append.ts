@@ -4,7 +4,7 @@ import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
-import { inputRows, keying, sessionOf } from "./keyed.js";
+import { onSessionShards } from "./on-session-shards.js";
 import { uuidKey } from "./uuid-key.js";
 
 /** A tool call row to create with its tool_call_started record. */
@@ -182,7 +182,7 @@ export function appendUnchecked(
       kind: "append",
       session: uuidKey(sessionId),
       input,
-      many: (tx, all, keyed) => appendStatement(tx, all as AppendInput[], keyed),
+      many: (tx, all, delegated) => appendStatement(tx, all as AppendInput[], delegated),
     },
     run: (tx) => appendStatement(tx, [input]).then(([result]) => result!),
     written: (result) => {
@@ -199,11 +199,26 @@ export function appendUnchecked(
 }
 
 /**
- * The append statement, for one or several appends to distinct sessions (or one, keyed: see
- * keyed.ts). A session whose guard refuses (missing, ended, fenced) gets no rows, and its append
- * an empty result.
+ * The append statement, for one or several appends to distinct sessions. A session whose guard
+ * refuses (missing, ended, fenced) gets no rows, and its append an empty result. `delegated`: one
+ * append, run on the Citus worker holding its session (on-session-shards.ts).
  */
-function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = false): Promise<AppendResult[]> {
+function appendStatement(tx: TransactionSql, inputs: AppendInput[], delegated = false): Promise<AppendResult[]> {
+  const query = appendQuery(tx, inputs);
+  const rows = delegated
+    ? onSessionShards<AppendRow>(
+        tx,
+        inputs[0]!.sid,
+        query,
+        "session_id uuid, seq bigint, kind text, created_at timestamptz",
+      )
+    : query;
+  return rows.then((rows) => appendResults(inputs, rows));
+}
+
+type AppendRow = { session_id: string; seq: number; kind: string; created_at: Date };
+
+function appendQuery(tx: TransactionSql, inputs: AppendInput[]) {
   const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
   // Which variant runs is part of the SQL text, never a parameter: a boolean parameter the plan
@@ -213,17 +228,15 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = fals
   // Only appends that start model calls touch the budget table: other appends stay one statement
   // shorter (they are most of the hot path).
   const countsModelCalls = inputs.some((i) => i.records.some((r) => r.kind === "model_call_started"));
-  const k = keying(keyed, inputs);
-  const sid = (column: string) => sessionOf(tx, k, column);
-  return tx<{ session_id: string; seq: number; kind: string; created_at: Date }[]>`
+  return tx<AppendRow[]>`
     WITH o AS (
-      SELECT o.* FROM ${inputRows(tx, k, json)} AS e,
+      SELECT o.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
         jsonb_to_record(e) AS o(op int, sid uuid, n int, epoch bigint, active boolean, records jsonb)
     ),
     s AS (
       UPDATE ${brain.sessions} x SET last_seq = x.last_seq + o.n
       FROM o
-      WHERE x.id = ${sid("o.sid")}
+      WHERE x.id = o.sid
         AND (o.epoch IS NULL OR x.owner_epoch = o.epoch)
         AND (NOT o.active OR x.status = 'active')
       RETURNING x.id AS sid, x.last_seq - o.n AS base, o.records
@@ -235,7 +248,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = fals
     ),
     r AS (
       INSERT INTO ${brain.records} (session_id, seq, kind, payload)
-      SELECT ${sid("i.sid")}, i.seq, i.kind, ${
+      SELECT i.sid, i.seq, i.kind, ${
         relative
           ? tx`CASE WHEN i.rel IS NULL THEN i.payload ELSE i.payload || (
                SELECT jsonb_object_agg(f.key, to_jsonb(i.seq + f.value::bigint)) FROM jsonb_each_text(i.rel) AS f)
@@ -252,8 +265,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = fals
           // its tools' calls share (their conditional charge is in tool-model-calls.ts).
           tx`mb AS (
       INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, model_calls)
-      SELECT ${sid("session_id")}, activation, count(*) FROM r WHERE activation IS NOT NULL
-      GROUP BY session_id, activation
+      SELECT session_id, activation, count(*) FROM r WHERE activation IS NOT NULL GROUP BY session_id, activation
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET model_calls = ab.model_calls + excluded.model_calls
     ),`
         : tx``
@@ -261,7 +273,7 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = fals
     c AS (
       INSERT INTO ${brain.calls} (session_id, seq, tool, activation_seq, host_id, connection_id, state, outcome,
                          deadline_at, dispatched_at, ended_at, executor, origin)
-      SELECT ${sid("i.sid")}, i.seq, i.call->>'tool',
+      SELECT i.sid, i.seq, i.call->>'tool',
              COALESCE((i.call->>'activationSeq')::bigint, i.seq),
              (i.call->>'hostId')::uuid, (i.call->>'connectionId')::uuid, i.call->>'state',
              NULLIF(i.call->'outcome', 'null'::jsonb),
@@ -271,15 +283,19 @@ function appendStatement(tx: TransactionSql, inputs: AppendInput[], keyed = fals
              COALESCE(i.call->>'executor', 'host'), COALESCE(i.call->>'origin', 'agentloop')
       FROM input i WHERE jsonb_typeof(i.call) = 'object'
     )
-    SELECT session_id, seq, kind, created_at FROM r`.then((rows) => {
-    // Each input's result found by its session (a statement's sessions are distinct), whatever
-    // its spelling: the rows come from the insert, which knows nothing of the inputs' order.
-    const results: AppendResult[] = inputs.map(() => ({ records: [] }));
-    const bySession = new Map(inputs.map((input, k) => [uuidKey(input.sid), results[k]!]));
-    for (const row of rows) {
-      bySession.get(uuidKey(row.session_id))!.records.push({ seq: row.seq, kind: row.kind, createdAt: row.created_at });
-    }
-    for (const result of results) result.records.sort((a, b) => a.seq - b.seq);
-    return results;
-  });
+    SELECT session_id, seq, kind, created_at FROM r`;
+}
+
+/**
+ * Each input's result found by its session (a statement's sessions are distinct), whatever its
+ * spelling: the rows come from the insert, which knows nothing of the inputs' order.
+ */
+function appendResults(inputs: AppendInput[], rows: readonly AppendRow[]): AppendResult[] {
+  const results: AppendResult[] = inputs.map(() => ({ records: [] }));
+  const bySession = new Map(inputs.map((input, k) => [uuidKey(input.sid), results[k]!]));
+  for (const row of rows) {
+    bySession.get(uuidKey(row.session_id))!.records.push({ seq: row.seq, kind: row.kind, createdAt: row.created_at });
+  }
+  for (const result of results) result.records.sort((a, b) => a.seq - b.seq);
+  return results;
 }

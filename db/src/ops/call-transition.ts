@@ -4,7 +4,7 @@ import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { lazyRecord, storedRecord } from "../jsonb-order.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
-import { inputRows, keying, sessionOf, shareLockFirst } from "./keyed.js";
+import { onSessionShards } from "./on-session-shards.js";
 import { uuidKey } from "./uuid-key.js";
 
 /** What a host (or a worker) reports about one open call. */
@@ -125,8 +125,8 @@ export function transitionCall(
   if (p.outcome !== null) input.outcome = p.outcome;
   const touched = emptyKeys();
   touched.sessions.set(ref.sessionId, action.type === "emit" ? Touch.other : Touch.observation);
-  const many = (tx: TransactionSql, all: TransitionInput[], keyed?: boolean) =>
-    transitionStatement(tx, all, maxBytes, keyed);
+  const many = (tx: TransactionSql, all: TransitionInput[], delegated?: boolean) =>
+    transitionStatement(tx, all, maxBytes, delegated);
   return {
     notify: touched,
     keys: (result): CommitKeys => (result.seq === null ? emptyKeys() : touched),
@@ -134,7 +134,7 @@ export function transitionCall(
       kind: `transition:${maxBytes}`,
       session: uuidKey(ref.sessionId),
       input,
-      many: (tx, all, keyed) => many(tx, all as TransitionInput[], keyed),
+      many: (tx, all, delegated) => many(tx, all as TransitionInput[], delegated),
     },
     run: (tx) => many(tx, [input]).then(([result]) => result!),
     written: (result) => {
@@ -170,26 +170,33 @@ function isOpen(tx: TransactionSql) {
 }
 
 /**
- * The transition statement, for one or several reports on calls of distinct sessions (or one,
- * keyed: see keyed.ts). Keyed, on a Citus cluster, the session's share lock is a statement of its
- * own just before (Citus cannot pass on the rows of a locking step to the next), and the report's
- * time is read once up front (an update there may call no volatile function).
+ * The transition statement, for one or several reports on calls of distinct sessions. `delegated`:
+ * one report, run on the Citus worker holding its session (on-session-shards.ts).
  */
 function transitionStatement(
   tx: TransactionSql,
   inputs: TransitionInput[],
   maxBytes: number,
-  keyed = false,
+  delegated = false,
 ): Promise<TransitionResult[]> {
+  const query = transitionQuery(tx, inputs, maxBytes);
+  const rows = delegated
+    ? onSessionShards<TransitionRow>(
+        tx,
+        inputs[0]!.sid,
+        query,
+        "op int, seq bigint, outcome jsonb, over_budget boolean, at timestamptz, session_id uuid",
+      )
+    : query;
+  return rows.then((rows) => transitionResults(inputs, rows));
+}
+
+function transitionQuery(tx: TransactionSql, inputs: TransitionInput[], maxBytes: number) {
   const brain = tables(tx);
   const json = JSON.stringify(inputs.map((input, op) => ({ op, ...input })));
-  const k = keying(keyed, inputs);
-  const sid = (column: string) => sessionOf(tx, k, column);
-  shareLockFirst(tx, k);
-  const now = k.session === null ? tx`clock_timestamp()` : tx`i.now`;
   return tx<TransitionRow[]>`
     WITH i AS (
-      SELECT i.*${k.session === null ? tx`` : tx`, statement_timestamp() AS now`} FROM ${inputRows(tx, k, json)} AS e,
+      SELECT i.* FROM ${brain.write_inputs}(${json}::text::jsonb) AS e,
         jsonb_to_record(e) AS i(op int, sid uuid, seq bigint, host uuid, conn uuid, records jsonb, ends boolean,
                                 returns boolean, outcome jsonb, bytes bigint)
     ),
@@ -202,15 +209,15 @@ function transitionStatement(
       SELECT i.op, i.sid, i.bytes, c.activation_seq FROM i
       CROSS JOIN LATERAL (
         SELECT c.activation_seq, c.host_id, c.connection_id, c.state FROM ${brain.calls} c
-        WHERE c.session_id = ${sid("i.sid")} AND c.seq = i.seq OFFSET 0
+        WHERE c.session_id = i.sid AND c.seq = i.seq OFFSET 0
       ) c
-      JOIN ${brain.sessions} x ON x.id = ${sid("i.sid")}
+      JOIN ${brain.sessions} x ON x.id = i.sid
       WHERE (c.host_id = i.host OR c.connection_id = i.conn) AND ${isOpen(tx)}
-      ${k.session === null ? tx`FOR KEY SHARE OF x` : tx``}
+      FOR KEY SHARE OF x
     ),
     b AS (
       INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
-      SELECT ${sid("o.sid")}, o.activation_seq, o.bytes FROM open_call o
+      SELECT o.sid, o.activation_seq, o.bytes FROM open_call o
       WHERE o.bytes > 0 AND o.bytes <= ${maxBytes}::bigint
       ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
       WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
@@ -221,10 +228,10 @@ function transitionStatement(
         state = CASE WHEN i.ends THEN 'ended' WHEN i.returns THEN 'returned' ELSE c.state END,
         outcome = CASE WHEN i.ends THEN COALESCE(i.outcome, c.outcome, '{"status":"ok"}'::jsonb)
                        ELSE COALESCE(i.outcome, c.outcome) END,
-        returned_at = CASE WHEN i.returns THEN ${now} ELSE c.returned_at END,
-        ended_at = CASE WHEN i.ends THEN ${now} ELSE c.ended_at END
+        returned_at = CASE WHEN i.returns THEN clock_timestamp() ELSE c.returned_at END,
+        ended_at = CASE WHEN i.ends THEN clock_timestamp() ELSE c.ended_at END
       FROM i
-      WHERE c.session_id = ${sid("i.sid")} AND c.seq = i.seq
+      WHERE c.session_id = i.sid AND c.seq = i.seq
         AND (c.host_id = i.host OR c.connection_id = i.conn)
         AND ${isOpen(tx)}
         AND (i.bytes = 0 OR EXISTS (SELECT 1 FROM b WHERE b.session_id = i.sid))
@@ -233,12 +240,12 @@ function transitionStatement(
     s AS (
       UPDATE ${brain.sessions} x SET last_seq = x.last_seq + jsonb_array_length(c.records)
       FROM c
-      WHERE x.id = ${sid("c.sid")}
+      WHERE x.id = c.sid
       RETURNING c.op, c.sid, c.seq, c.records, c.outcome, x.last_seq - jsonb_array_length(c.records) AS base
     ),
     r AS (
       INSERT INTO ${brain.records} (session_id, seq, kind, payload)
-      SELECT ${sid("s.sid")}, s.base + e.ord, e.v->>'kind',
+      SELECT s.sid, s.base + e.ord, e.v->>'kind',
              CASE WHEN e.v->>'kind' = 'tool_call_ended'
                   THEN jsonb_build_object('call', s.seq, 'outcome', s.outcome)
                   ELSE e.v->'payload' END
@@ -256,7 +263,7 @@ function transitionStatement(
     SELECT o.op, NULL, NULL, true, NULL, NULL FROM open_call o
     WHERE o.bytes > 0 AND NOT EXISTS (SELECT 1 FROM b WHERE b.session_id = o.sid)
     UNION ALL
-    SELECT NULL, NULL, NULL, false, r.created_at, r.session_id FROM r`.then((rows) => transitionResults(inputs, rows));
+    SELECT NULL, NULL, NULL, false, r.created_at, r.session_id FROM r`;
 }
 
 type TransitionRow =

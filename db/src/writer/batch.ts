@@ -69,10 +69,10 @@ export function issueBatchWrites(
   c: TransactionSql,
   ops: WriteOp<unknown>[],
   stats: { statements: number; merged: number },
-  mergeSessions = true,
+  citus = false,
 ): Promise<unknown>[] {
   const before = stats.statements;
-  const sent = issueWrites(c, ops, () => stats.statements++, mergeSessions);
+  const sent = issueWrites(c, ops, () => stats.statements++, citus);
   if (stats.statements - before < ops.length) stats.merged++;
   return sent;
 }
@@ -119,12 +119,12 @@ export function sendOneTrip(
   c: TransactionSql,
   batch: { writerId: string; id: string; rule: MarkRule },
   ops: WriteOp<unknown>[],
-  notify: { channel: string; origin: string; mergeSessions?: boolean },
+  notify: { channel: string; origin: string },
   stats: { statements: number; merged: number },
 ): SentBatch {
   const p = pipelined(c);
   const sent = [markBatch(p, batch.writerId, batch.id, batch.rule)];
-  sent.push(...issueBatchWrites(p, ops, stats, notify.mergeSessions));
+  sent.push(...issueBatchWrites(p, ops, stats));
   const lastWrite = sent[sent.length - 1]!;
   const notifies = notifyKeys(c, notify.channel, notify.origin, announcedKeys(ops), p);
   sent.push(...notifies);

@@ -17,7 +17,7 @@ export interface ConnectionOptions {
   availability?: DatabaseAvailability;
   inDoubtMs?: number;
   stallMs?: number;
-  mergeSessions?: boolean;
+  citus?: boolean;
 }
 
 /** The writer's counters this side updates. */
@@ -52,7 +52,9 @@ export class WriterConnection {
 
   /**
    * Whether batches may go as one pipeline. Not through a pooler in transaction mode (no direct
-   * URL): PgBouncer 1.18 loses answers to a pipeline whose statements are described first.
+   * URL): PgBouncer 1.18 loses answers to a pipeline whose statements are described first. Not on
+   * a Citus cluster (WriterOptions.citus): a pipeline is no transaction block to Citus, which
+   * commits each of its statements on the worker at once.
    */
   readonly pipelines: boolean;
 
@@ -61,7 +63,7 @@ export class WriterConnection {
     private readonly options: ConnectionOptions,
     private readonly stats: ConnectionStats,
   ) {
-    this.pipelines = lanesHoldSessions(sql);
+    this.pipelines = lanesHoldSessions(sql) && !options.citus;
   }
 
   /**
@@ -141,7 +143,7 @@ export class WriterConnection {
     // Two round trips: the statements, then the NOTIFY of what they wrote and COMMIT. A connection
     // lost in the first is known not to have committed.
     const begin = beginBatch(c, this.id, batch, { kind: "upsert" });
-    const first = await settle(lane, [...begin, ...issueBatchWrites(c, ops, this.stats, this.options.mergeSessions)]);
+    const first = await settle(lane, [...begin, ...issueBatchWrites(c, ops, this.stats, this.options.citus)]);
     const failed = firstFailure(first);
     if (first.lost || (failed && (lane.dead || isConnectionError(failed.reason)))) {
       throw new NotCommitted(this.abandon(lane, failed?.reason ?? new Error("the writer's connection closed")));

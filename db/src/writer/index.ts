@@ -60,10 +60,13 @@ export interface WriterOptions {
    */
   observer?: (flush: FlushInfo) => void;
   /**
-   * Whether writes to different sessions may share one statement (default true). False on a Citus
-   * cluster (db/src/citus.ts): a statement there must stay on the shard of one session.
+   * The tables are distributed on a Citus cluster (db/src/citus.ts; default false). Each append and
+   * call transition is then a statement of its own, delegated whole to the worker holding its
+   * session (ops/on-session-shards.ts), and a batch is a transaction with BEGIN and COMMIT, never
+   * a pipeline: Citus commits a statement of an implicit transaction on its worker at once, so a
+   * batch that failed or was lost later would keep it.
    */
-  mergeSessions?: boolean;
+  citus?: boolean;
 }
 
 /** One committed batch, as the writer's observer sees it. */

@@ -16,10 +16,10 @@ export interface Mergeable<R> {
   input: unknown;
   /**
    * Issues one statement for all `inputs` (same kind, distinct sessions) before its first await,
-   * and resolves with one result per input, in order. `keyed`: one input, its statement naming its
-   * session as a constant (ops/keyed.ts), as a Citus cluster needs.
+   * and resolves with one result per input, in order. `delegated`: one input, its statement sent
+   * to the Citus worker holding its session (ops/on-session-shards.ts).
    */
-  many(tx: TransactionSql, inputs: unknown[], keyed?: boolean): Promise<R[]>;
+  many(tx: TransactionSql, inputs: unknown[], delegated?: boolean): Promise<R[]>;
 }
 
 /** The part of a write the merge needs (WriteOp, without importing the writer). */
@@ -37,21 +37,21 @@ export interface MergeCandidate {
  * a session's k-th write in the run goes into the k-th round of statements, and rounds are issued
  * in order, so its sequences come out exactly as if the writes ran one by one. Writes to different
  * sessions touch disjoint rows (a session's row, its records, calls and budgets), so their order
- * relative to each other is free. With `mergeSessions` false every write is a statement of its
- * own, keyed by its session (Mergeable.many): on a Citus cluster, where a statement must stay on
- * the shard of one session.
+ * relative to each other is free. On a Citus cluster (`citus`) every write is a statement of its
+ * own, delegated to the worker holding its session (Mergeable.many): a statement there runs
+ * against the shards of one session.
  */
 export function issueWrites(
   tx: TransactionSql,
   ops: readonly MergeCandidate[],
   onStatement: () => void = () => {},
-  mergeSessions = true,
+  citus = false,
 ): Promise<unknown>[] {
   const out: Promise<unknown>[] = new Array(ops.length);
   let i = 0;
   while (i < ops.length) {
     const m = ops[i]!.merge;
-    if (!m || !mergeSessions) {
+    if (!m || citus) {
       out[i] = m ? m.many(tx, [m.input], true).then(([result]) => result) : ops[i]!.run(tx);
       onStatement();
       i++;

@@ -72,8 +72,13 @@ describe("the hot path's statements on a Citus cluster", () => {
       else if (v.tasks === 1) routed++;
     }
     expect(failures, `statements that do not stay on one worker:\n${failures.join("\n")}`).toEqual([]);
-    // The recording saw the hot path: the writer's appends and call transitions among them.
-    expect([...distinct.keys()].some((t) => /INSERT INTO "brain"\."records"/.test(t))).toBe(true);
+    // The recording saw the hot path: the writer's appends and call transitions among them, each
+    // sent whole to its session's worker (ops/on-session-shards.ts), which the loop above found
+    // planned as one task.
+    const delegated = recorded.filter((s) => /^SELECT \* FROM "brain"\."on_session_shards"\(/.test(s.text));
+    const inner = delegated.map((s) => String(s.params[1]));
+    expect(inner.some((t) => /INSERT INTO "brain"\."records"/.test(t))).toBe(true);
+    expect(inner.some((t) => /UPDATE "brain"\."calls" c SET\s+state =/.test(t))).toBe(true);
     expect(routed).toBeGreaterThan(8);
   });
 

@@ -1,0 +1,60 @@
+import type { ReservedSql, Sql } from "postgres";
+import { DISTRIBUTED } from "./citus-tables.js";
+
+/**
+ * The function a cluster's journal writes are delegated through (ops/on-session-shards.ts):
+ * `on_session_shards(session, statement, parameters)`, distributed by its session argument and
+ * co-located with `sessions`, so that Citus sends each call whole to the worker holding that
+ * session, in the caller's transaction (`force_delegation`). There it names, in place of each of
+ * Brain's distributed tables the statement uses, that table's shard holding the session (those
+ * of co-located tables are on the same worker), and runs the statement as plain Postgres.
+ */
+const SIGNATURE = "on_session_shards(uuid,text,text[])";
+const PARAMETERS = 8;
+
+function definition(schema: string): string {
+  const q = `"${schema}"`;
+  const tables = ["sessions", ...DISTRIBUTED].map((t) => `'${t}'`).join(", ");
+  const using = Array.from({ length: PARAMETERS }, (_, i) => `p_parameters[${i + 1}]`).join(", ");
+  return `CREATE OR REPLACE FUNCTION ${q}.on_session_shards(p_session uuid, p_statement text, p_parameters text[])
+RETURNS SETOF record LANGUAGE plpgsql AS $fn$
+DECLARE
+  statement text := p_statement;
+  t text;
+  name text;
+  rel regclass;
+BEGIN
+  FOREACH t IN ARRAY ARRAY[${tables}] LOOP
+    name := '${q}."' || t || '"';
+    IF position(name IN statement) > 0 THEN
+      rel := name::regclass;
+      statement := replace(statement, name, shard_name(rel, get_shard_id_for_distribution_column(rel, p_session)));
+    END IF;
+  END LOOP;
+  RETURN QUERY EXECUTE statement USING ${using};
+END
+$fn$`;
+}
+
+/** Whether `schema`'s writes can be delegated: the function is there, distributed by its session. */
+export async function delegatesOnCitus(sql: Sql | ReservedSql, schema: string): Promise<boolean> {
+  const [row] = await sql<{ on: boolean }[]>`
+    SELECT EXISTS (
+      SELECT FROM pg_dist_object
+      WHERE objid = to_regprocedure(${`"${schema}".${SIGNATURE}`}) AND distribution_argument_index IS NOT NULL
+    ) AS on`;
+  return row?.on === true;
+}
+
+/**
+ * Creates the function and makes every worker hold it, and `write_inputs` (migration 0015), which
+ * the writes it runs read their input through. Run by placeOnCitus, under the migration lock,
+ * once `sessions` is distributed.
+ */
+export async function createDelegation(conn: ReservedSql, schema: string): Promise<void> {
+  const q = `"${schema}"`;
+  await conn.unsafe(definition(schema));
+  await conn`SELECT create_distributed_function(${`${q}.write_inputs(jsonb)`})`;
+  await conn`SELECT create_distributed_function(${`${q}.${SIGNATURE}`}, 'p_session',
+    colocate_with => ${`${q}.sessions`}, force_delegation => true)`;
+}
