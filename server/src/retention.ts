@@ -11,21 +11,18 @@ export const RETENTION_PERIOD_MS = 10 * 60_000;
 /**
  * Background retention: every period, each server tries the prune lock; the one that gets it
  * deletes what is older than BRAIN_RETENTION_DAYS in small batches (see prune in @aexhq/brain-db),
- * off the hot path. BRAIN_RETENTION_DAYS=0 keeps everything. Returns a stop function. Not on a
- * Citus cluster, whose multi-shard deletes refuse prune's row locks: said once, at start.
+ * off the hot path. BRAIN_RETENTION_DAYS=0 keeps everything. Returns a stop function. On a Citus
+ * cluster, ended sessions go one a transaction and the shared tables are kept (PruneOptions.citus).
  */
 export function startRetention(rt: RetentionDeps, periodMs = RETENTION_PERIOD_MS): () => void {
   if (rt.config.retentionDays <= 0) return () => {};
-  if (rt.distributed) {
-    rt.log.warn("retention does not run on a Citus cluster yet (docs/scaling.md): BRAIN_RETENTION_DAYS is not applied");
-    return () => {};
-  }
   const stop = new AbortController();
   const pruning = periodic(
     async () => {
       const counts = await prune(rt.sql, rt.config.schema, {
         olderThanSeconds: rt.config.retentionDays * 86_400,
         signal: stop.signal,
+        citus: rt.distributed,
       });
       if (counts && Object.values(counts).some((n) => n > 0)) rt.log.info({ pruned: counts }, "retention pruned");
     },

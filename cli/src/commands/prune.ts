@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { distributedOnCitus } from "@aexhq/brain-db/migrate";
 import { prune } from "@aexhq/brain-db/ops";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
@@ -17,6 +18,7 @@ export function parseAge(text: string): number {
 /**
  * `brain prune [--older-than 7d] [--dry-run]`: what background retention does, on demand; the age
  * defaults to BRAIN_RETENTION_DAYS. It waits for a server's prune in progress rather than racing it.
+ * On a Citus cluster the shared tables are not pruned (their rows show 0).
  */
 export async function pruneCommand(args: string[], env: CliEnv): Promise<number> {
   const { values } = parseArgs({
@@ -30,9 +32,10 @@ export async function pruneCommand(args: string[], env: CliEnv): Promise<number>
     return 0;
   }
   const dryRun = values["dry-run"] === true;
-  const counts = await withDatabase(env, (sql) =>
-    prune(sql, env.schema, { olderThanSeconds: seconds, dryRun, wait: true }),
-  );
+  const counts = await withDatabase(env, async (sql) => {
+    const citus = await distributedOnCitus(sql, env.schema);
+    return prune(sql, env.schema, { olderThanSeconds: seconds, dryRun, wait: true, citus });
+  });
   const result = { dryRun, olderThanSeconds: seconds, ...counts };
   if (values.json) printJson(result);
   else {
