@@ -101,6 +101,12 @@ export const ERROR_CODES = {
     scope: "api",
     message: "Brain cannot reach its database; nothing was written. Retry once /readyz answers ready.",
   },
+  write_conflict: {
+    http: 503,
+    scope: "api",
+    message:
+      "The write lost a race with another (a deadlock or a serialization conflict; a Citus cluster's deadlock detection) and was rolled back; nothing was written. Retry.",
+  },
   commit_unknown: {
     http: 503,
     scope: "api",

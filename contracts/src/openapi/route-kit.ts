@@ -44,8 +44,11 @@ export const Sha256Params = z.strictObject({ sha256: z.string().regex(/^[0-9a-f]
 
 /** Every route can fail unexpectedly; such a failure is logged and answered with this code. */
 export const ALWAYS = ["internal_error"] as const;
-/** Routes under /v1 fail fast while the database is away, and on a connection lost mid-request. */
-export const V1 = ["database_unavailable", ...ALWAYS] as const;
+/**
+ * Routes under /v1 fail fast while the database is away, and on a connection lost mid-request; a
+ * transaction that lost a deadlock or a serialization conflict was rolled back.
+ */
+export const V1 = ["database_unavailable", "write_conflict", ...ALWAYS] as const;
 /** The authenticated API: a bearer token, then the route's access rule. */
 export const API = ["unauthorized", ...V1] as const;
 /** Operator-only routes refuse application tokens. */

@@ -6,7 +6,7 @@ import { toBrainError } from "../plugins/errors.js";
  * Errors of the MCP endpoint are JSON-RPC errors, and every one carries Brain's stable code as
  * `data.code` (docs/errors.md). Input a client can fix is `-32602` (Invalid params), a
  * request the session can no longer take `-32600` (Invalid request), and Brain's own trouble
- * (`database_unavailable`, `commit_unknown`, `not_ready`, `internal_error`) `-32603`.
+ * (`database_unavailable`, `write_conflict`, `commit_unknown`, `not_ready`, `internal_error`) `-32603`.
  */
 function rpcCodeOf(code: BrainCode): number {
   switch (code) {

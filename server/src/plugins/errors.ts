@@ -1,5 +1,6 @@
 import { BrainError, ERROR_CODES, type ErrorCode, issueDetail } from "@aexhq/brain-contracts";
 import { type DatabaseAvailability, isConnectionError, isDataException } from "@aexhq/brain-db/connect";
+import { lostToAnother } from "@aexhq/brain-db/writer";
 import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import { ZodError } from "zod";
 
@@ -33,6 +34,9 @@ export function observeRequestError(
 export function toBrainError(error: unknown): BrainError {
   if (error instanceof BrainError) return error;
   if (isConnectionError(error)) return new BrainError("database_unavailable");
+  // A transaction that lost a deadlock or a serialization conflict was rolled back whole: on one
+  // Postgres rare, on a Citus cluster its distributed deadlock detection's cancel under load.
+  if (lostToAnother(error)) return new BrainError("write_conflict");
   if (error instanceof ZodError) {
     return new BrainError("invalid_request", undefined, error.issues.map(issueDetail));
   }

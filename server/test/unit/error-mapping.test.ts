@@ -21,6 +21,13 @@ describe("toBrainError", () => {
     }
   });
 
+  it("answers a transaction that lost a deadlock or a serialization conflict as write_conflict (503)", () => {
+    for (const code of ["40P01", "40001"]) {
+      const mapped = toBrainError({ code, severity: "ERROR", message: "canceling the transaction" });
+      expect([mapped.code, mapped.httpStatus]).toEqual(["write_conflict", 503]);
+    }
+  });
+
   it("answers a schema failure as invalid_request with each issue's dotted path", () => {
     const error = z.object({ tools: z.array(z.object({ name: z.string() })) }).safeParse({ tools: [{ name: 1 }] })
       .error!;
