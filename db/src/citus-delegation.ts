@@ -1,5 +1,6 @@
 import type { ReservedSql, Sql } from "postgres";
 import { DISTRIBUTED } from "./citus-tables.js";
+import { MAX_PARAMETERS as PARAMETERS } from "./ops/on-session-shards.js";
 
 /**
  * The function a cluster's journal writes are delegated through (ops/on-session-shards.ts):
@@ -10,12 +11,16 @@ import { DISTRIBUTED } from "./citus-tables.js";
  * of co-located tables are on the same worker), and runs the statement as plain Postgres.
  */
 const SIGNATURE = "on_session_shards(uuid,text,text[])";
-const PARAMETERS = 8;
 
 function definition(schema: string): string {
   const q = `"${schema}"`;
   const tables = ["sessions", ...DISTRIBUTED].map((t) => `'${t}'`).join(", ");
-  const using = Array.from({ length: PARAMETERS }, (_, i) => `p_parameters[${i + 1}]`).join(", ");
+  const types = Array.from({ length: PARAMETERS }, () => "text").join(",");
+  const literals = Array.from({ length: PARAMETERS }, () => "%L").join(",");
+  const values = Array.from({ length: PARAMETERS }, (_, i) => `p_parameters[${i + 1}]`).join(", ");
+  // Prepared once per worker connection and text (the shards in it), then executed: planned from
+  // text each time, a write cost its worker twice as much. A utility EXECUTE takes no parameters
+  // from plpgsql's USING, so they go as literals.
   return `CREATE OR REPLACE FUNCTION ${q}.on_session_shards(p_session uuid, p_statement text, p_parameters text[])
 RETURNS SETOF record LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -23,6 +28,7 @@ DECLARE
   t text;
   name text;
   rel regclass;
+  prepared text;
 BEGIN
   FOREACH t IN ARRAY ARRAY[${tables}] LOOP
     name := '${q}."' || t || '"';
@@ -31,7 +37,11 @@ BEGIN
       statement := replace(statement, name, shard_name(rel, get_shard_id_for_distribution_column(rel, p_session)));
     END IF;
   END LOOP;
-  RETURN QUERY EXECUTE statement USING ${using};
+  prepared := 'brain_shard_' || md5(statement);
+  IF NOT EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = prepared) THEN
+    EXECUTE format('PREPARE %I(${types}) AS %s', prepared, statement);
+  END IF;
+  RETURN QUERY EXECUTE format('EXECUTE %I(${literals})', prepared, ${values});
 END
 $fn$`;
 }
@@ -44,6 +54,14 @@ export async function delegatesOnCitus(sql: Sql | ReservedSql, schema: string): 
       WHERE objid = to_regprocedure(${`"${schema}".${SIGNATURE}`}) AND distribution_argument_index IS NOT NULL
     ) AS on`;
   return row?.on === true;
+}
+
+/**
+ * Replaces the function's body with this release's, on every node (Citus propagates a distributed
+ * function's change): `brain migrate --citus` on a cluster already placed.
+ */
+export async function refreshDelegation(sql: Sql, schema: string): Promise<void> {
+  await sql.unsafe(definition(schema));
 }
 
 /**

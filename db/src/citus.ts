@@ -1,5 +1,5 @@
 import type { ReservedSql, Sql } from "postgres";
-import { createDelegation, delegatesOnCitus } from "./citus-delegation.js";
+import { createDelegation, delegatesOnCitus, refreshDelegation } from "./citus-delegation.js";
 import { DISTRIBUTED, REFERENCE } from "./citus-tables.js";
 import { migrateLockKey } from "./migrate-lock.js";
 import { quoteIdent } from "./schema-name.js";
@@ -91,10 +91,14 @@ export async function distributedOnCitus(sql: Sql, schema: string): Promise<bool
  * Places Brain's tables on the cluster (see DISTRIBUTED, REFERENCE), moving the rows an existing
  * install has into the shards. Idempotent, and resumable: each step looks at what is already done,
  * so a run cut short is finished by the next. Holds the migration lock of `schema` throughout, so
- * it never runs beside a migration. Returns whether it changed anything.
+ * it never runs beside a migration. Returns whether it placed anything; on a cluster already
+ * placed it only brings the writes' delegation function up to this release's.
  */
 export async function placeOnCitus(sql: Sql, schema: string): Promise<boolean> {
-  if (await placedOnCitus(sql, schema)) return false;
+  if (await placedOnCitus(sql, schema)) {
+    await refreshDelegation(sql, schema);
+    return false;
+  }
   const conn = await sql.reserve();
   try {
     await conn`SELECT pg_advisory_lock(hashtextextended(${migrateLockKey(schema)}, 0))`;

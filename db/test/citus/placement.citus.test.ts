@@ -104,9 +104,15 @@ describe("placeOnCitus", () => {
     expect(nodes.length).toBe(2);
   });
 
-  it("is idempotent: run again, it changes nothing", async () => {
+  it("is idempotent: run again, it places nothing, and brings the writes' delegation up to date", async () => {
     expect(await placedOnCitus(db.sql, "brain")).toBe(true);
+    // An earlier release's body of the function the writes are delegated through.
+    await db.sql.unsafe(`CREATE OR REPLACE FUNCTION brain.on_session_shards(p_session uuid, p_statement text,
+      p_parameters text[]) RETURNS SETOF record LANGUAGE plpgsql AS $$ BEGIN RETURN; END $$`);
     expect(await placeOnCitus(db.sql, "brain")).toBe(false);
+    const [fn] = await db.sql<{ body: string }[]>`
+      SELECT prosrc AS body FROM pg_proc WHERE oid = 'brain.on_session_shards(uuid,text,text[])'::regprocedure`;
+    expect(fn?.body).toContain("PREPARE");
   });
 
   it("two migrators at once: one places the tables, the other waits on the migration lock and finds them placed", async () => {
