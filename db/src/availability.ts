@@ -4,7 +4,8 @@ import type { Sql } from "postgres";
  * Errors that say the database, or our connection to it, is unavailable, as opposed to a statement
  * that was wrong: postgres.js connection codes, socket errors, SQLSTATE class 08 (connection
  * exception), the shutdown / start-up / overload answers of a restarting server, and a write
- * refused as read-only (a primary demoted under the connection, which the driver then replaces).
+ * refused as read-only (a primary demoted under the connection, which the driver then replaces),
+ * and a Citus coordinator's lost connection to a worker inside a transaction (CITUS_NODE_LOST).
  */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -18,9 +19,17 @@ export function isConnectionError(error: unknown): boolean {
     code === "57P03" || // cannot_connect_now: starting up or shutting down
     code === "53300" || // too_many_connections
     code === "25006" || // read_only_sql_transaction: this connection's server is no longer the primary
-    SOCKET_ERRORS.has(code)
+    SOCKET_ERRORS.has(code) ||
+    (code === "XX000" && CITUS_NODE_LOST.test(String((error as { message?: unknown }).message)))
   );
 }
+
+/**
+ * Citus's answer when a worker it was writing to in the transaction went away (a restart, a
+ * crash): an internal error by its code, a lost connection by its meaning. Its other losses of a
+ * worker connection carry SQLSTATE 08006.
+ */
+const CITUS_NODE_LOST = /^failure on connection marked as essential: /;
 
 const SOCKET_ERRORS = new Set([
   "ECONNREFUSED",

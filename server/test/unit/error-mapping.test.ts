@@ -21,6 +21,18 @@ describe("toBrainError", () => {
     }
   });
 
+  it("answers a Citus worker lost mid-transaction (XX000, its message) as database_unavailable; other XX000 stay internal", () => {
+    const lost = {
+      code: "XX000",
+      severity: "ERROR",
+      message: "failure on connection marked as essential: 127.0.0.1:42813",
+    };
+    expect(toBrainError(lost).code).toBe("database_unavailable");
+    expect(toBrainError({ code: "XX000", severity: "ERROR", message: "cache lookup failed" }).code).toBe(
+      "internal_error",
+    );
+  });
+
   it("answers a transaction that lost a deadlock or a serialization conflict as write_conflict (503)", () => {
     for (const code of ["40P01", "40001"]) {
       const mapped = toBrainError({ code, severity: "ERROR", message: "canceling the transaction" });
