@@ -13,8 +13,11 @@ export type { Sql } from "postgres";
  * `source` export condition, `npm run test:watch`), this module is src/connect.ts and the copy
  * is still the build's.
  */
-const driverUrl = import.meta.url.endsWith(".ts") ? "../dist/driver/postgres/index.js" : "./driver/postgres/index.js";
-const { default: postgres } = (await import(new URL(driverUrl, import.meta.url).href)) as {
+export const driverDir = new URL(
+  import.meta.url.endsWith(".ts") ? "../dist/driver/postgres/" : "./driver/postgres/",
+  import.meta.url,
+);
+const { default: postgres } = (await import(new URL("index.js", driverDir).href)) as {
   default: typeof Postgres;
 };
 

@@ -1,4 +1,5 @@
 import type { PendingQuery, Row, TransactionSql } from "postgres";
+import { driverDir } from "../connect.js";
 import { schemaOf } from "../tables.js";
 
 /**
@@ -17,13 +18,11 @@ import { schemaOf } from "../tables.js";
  */
 export const MAX_PARAMETERS = 8;
 
-const typesUrl = import.meta.url.endsWith(".ts")
-  ? "../../dist/driver/postgres/types.js"
-  : "../driver/postgres/types.js";
-const driver = (await import(new URL(typesUrl, import.meta.url).href)) as {
+const driver = (await import(new URL("types.js", driverDir).href)) as {
   stringify(q: unknown, first: string, arg: unknown, parameters: unknown[], types: unknown[], options: object): string;
 };
 const STRINGIFY_OPTIONS = { transform: { undefined: undefined } };
+const UNCAST = /\$(\d+)(?!\d|::)/;
 
 /** The text and parameters of a query postgres.js has not sent (queries are lazy: it never will). */
 export function statementOf<T extends Row>(query: PendingQuery<T[]>): { text: string; parameters: string[] } {
@@ -32,10 +31,9 @@ export function statementOf<T extends Row>(query: PendingQuery<T[]>): { text: st
   const text = driver.stringify(q, q.strings[0]!, q.args[0], values, [], STRINGIFY_OPTIONS);
   if (values.length > MAX_PARAMETERS)
     throw new Error(`a delegated statement takes at most ${MAX_PARAMETERS} parameters`);
-  for (let n = 1; n <= values.length; n++) {
-    // Every use of $n cast: passed as text, an uncast one would be taken for text.
-    if (new RegExp(`\\$${n}(?!\\d)(?!::)`).test(text)) throw new Error(`a delegated statement's $${n} needs a cast`);
-  }
+  // Every use of a parameter cast: passed as text, an uncast one would be taken for text.
+  const uncast = UNCAST.exec(text);
+  if (uncast) throw new Error(`a delegated statement's $${uncast[1]} needs a cast`);
   return { text, parameters: values.map(asText) };
 }
 

@@ -26,6 +26,21 @@ export interface PruneCounts {
   writerMarks: number;
 }
 
+/** Every count at 0. */
+export function noneCounted(): PruneCounts {
+  return {
+    sessions: 0,
+    records: 0,
+    idempotencyKeys: 0,
+    hostConnections: 0,
+    replicas: 0,
+    servers: 0,
+    components: 0,
+    hosts: 0,
+    writerMarks: 0,
+  };
+}
+
 /**
  * What else retention bounds, in the order it goes: after the sessions, which release servers
  * (owner_id), components (tools) and hosts in turn. Each condition is written once and serves both

@@ -2,7 +2,7 @@ import type { Sql } from "postgres";
 import { openLane, throughPooler } from "../connect.js";
 import { tables } from "../tables.js";
 import { dropJournalWeek } from "./journal-partitions.js";
-import { type PruneCounts, RULES } from "./retention-rules.js";
+import { noneCounted, type PruneCounts, RULES } from "./retention-rules.js";
 import { deleteSessionsIn } from "./session-delete.js";
 
 export { IDEMPOTENCY_KEEP_SECONDS, type PruneCounts } from "./retention-rules.js";
@@ -69,6 +69,11 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
   }
 }
 
+/** The rules that apply: on a Citus cluster not those of the shared (reference) tables (their counts stay 0). */
+function rulesFor(citus = false) {
+  return RULES.filter((rule) => !(citus && rule.shared));
+}
+
 /** Runs `step` with `limit` until it does less than that (each its own transaction), or `signal` aborts. */
 async function loop(signal: AbortSignal | undefined, limit: number, step: (limit: number) => Promise<number>) {
   let total = 0;
@@ -82,13 +87,9 @@ async function loop(signal: AbortSignal | undefined, limit: number, step: (limit
 
 async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   const counts = o.citus ? await pruneSessionsApart(sql, o) : await pruneJournals(sql, o);
-  for (const rule of RULES) {
-    if (o.citus && rule.shared) {
-      counts[rule.counts] = 0;
-      continue;
-    }
+  const brain = tables(sql);
+  for (const rule of rulesFor(o.citus)) {
     counts[rule.counts] = await loop(o.signal, rule.batch(o.batch ?? PRUNE_BATCH), async (limit) => {
-      const brain = tables(sql);
       const rows = await sql`
         DELETE FROM ${brain[rule.from]} ${sql(rule.as)} WHERE (${sql.unsafe(rule.key)}) IN (
           SELECT ${sql.unsafe(rule.key)} FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${rule.expired(sql, o.olderThanSeconds, brain)}
@@ -107,7 +108,7 @@ async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
  */
 async function pruneSessionsApart(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   const brain = tables(sql);
-  const counts = { sessions: 0, records: 0 } as PruneCounts;
+  const counts = noneCounted();
   await loop(o.signal, o.batch ?? PRUNE_BATCH, async (limit) => {
     const expired = await sql<{ id: string; last_seq: number }[]>`
       SELECT id, last_seq FROM ${brain.sessions}
@@ -130,7 +131,7 @@ async function pruneJournals(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   const brain = tables(sql);
   const batch = o.batch ?? PRUNE_BATCH;
   const secs = o.olderThanSeconds;
-  const counts = { sessions: 0, records: 0 } as PruneCounts;
+  const counts = noneCounted();
   // Whole weeks of expired sessions first: their partitions are dropped, not their rows deleted.
   for (;;) {
     if (o.signal?.aborted) return counts;
@@ -182,12 +183,8 @@ async function count(sql: Sql, secs: number, citus = false): Promise<PruneCounts
   const expired = sql`status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})`;
   const [journals] = await sql<{ sessions: string; records: string }[]>`
     SELECT count(*) AS sessions, coalesce(sum(last_seq), 0) AS records FROM ${brain.sessions} WHERE ${expired}`;
-  const counts = { sessions: Number(journals!.sessions), records: Number(journals!.records) } as PruneCounts;
-  for (const rule of RULES) {
-    if (citus && rule.shared) {
-      counts[rule.counts] = 0;
-      continue;
-    }
+  const counts = { ...noneCounted(), sessions: Number(journals!.sessions), records: Number(journals!.records) };
+  for (const rule of rulesFor(citus)) {
     const [row] = await sql<{ n: string }[]>`
       SELECT count(*) AS n FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${rule.expired(sql, secs, brain)}`;
     counts[rule.counts] = Number(row!.n);
