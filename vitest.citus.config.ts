@@ -3,7 +3,9 @@ import { defineConfig } from "vitest/config";
 // The Citus leg of the test matrix (scripts/test-matrix.mjs citus): BRAIN_TEST_CITUS=1 makes
 // testkit/global-setup.ts start a coordinator and two workers, and each test database a cluster
 // of its own, its tables distributed. Files named *.citus.test.ts run only here (they need the
-// cluster); beside them, a representative part of the suite (SUITE); the rest as in vitest.config.ts.
+// cluster); beside them, a representative part of the suite (SUITE): turns, tools, approvals, the
+// API, Environments, MCP tasks, the console's lists and a worker's component calls; the rest as in
+// vitest.config.ts.
 // Not here: tests timed on the writer's merging (wake-batching's three commits inside 5 ms, budget
 // refusals by the thousand), which a cluster writes one statement a write.
 const SUITE = [
@@ -13,6 +15,12 @@ const SUITE = [
   "server/test/tools/approvals.test.ts",
   "server/test/api/http-api.test.ts",
   "server/test/reliability/parked-takeover.test.ts",
+  "db/test/environment-setup.test.ts",
+  "server/test/environments/*.test.ts",
+  "server/test/mcp/*.test.ts",
+  "server/test/observability/console-api.test.ts",
+  "worker/test/host-functions.test.ts",
+  "worker/test/worker-process.test.ts",
 ];
 
 export default defineConfig({

@@ -1,6 +1,7 @@
 import type { ConsoleHost } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
 import { tables } from "../tables.js";
+import { openCallCounts } from "./console-open-calls.js";
 
 interface Row {
   id: string;
@@ -11,14 +12,12 @@ interface Row {
   last_connected_at: Date | null;
   connections: number;
   replicas: number;
-  pending_calls: number;
-  running_calls: number;
 }
 
 /**
  * The console's hosts, the most recently connected first, with what they hold now: open sockets,
  * registered replicas (named hosts), calls waiting for them and calls running on their sockets.
- * Each count is read through a partial index of open rows.
+ * Each count is read through a partial index of open rows; the calls' apart (console-open-calls.ts).
  */
 export async function consoleHosts(sql: Sql, limit: number): Promise<ConsoleHost[]> {
   const brain = tables(sql);
@@ -26,13 +25,15 @@ export async function consoleHosts(sql: Sql, limit: number): Promise<ConsoleHost
     SELECT h.id, h.name, h.named, t.name AS application, h.created_at, h.last_connected_at,
            (SELECT count(*)::int FROM ${brain.host_connections} hc WHERE hc.host_id = h.id AND hc.closed_at IS NULL)
              AS connections,
-           (SELECT count(*)::int FROM ${brain.host_replicas} r WHERE r.host_id = h.id) AS replicas,
-           (SELECT count(*)::int FROM ${brain.calls} c WHERE c.host_id = h.id AND c.state = 'pending') AS pending_calls,
-           (SELECT count(*)::int FROM ${brain.host_connections} hc JOIN ${brain.calls} c ON c.connection_id = hc.id
-             WHERE hc.host_id = h.id AND hc.closed_at IS NULL AND c.state IN ('running', 'returned')) AS running_calls
+           (SELECT count(*)::int FROM ${brain.host_replicas} r WHERE r.host_id = h.id) AS replicas
     FROM ${brain.hosts} h LEFT JOIN ${brain.app_tokens} t ON t.id = h.token_id
     ORDER BY h.last_connected_at DESC NULLS LAST, h.created_at DESC, h.id
     LIMIT ${limit}`;
+  const ids = rows.map((r) => r.id);
+  const [pending, running] = await Promise.all([
+    openCallCounts(sql, ids, "pending", "host_id"),
+    openCallCounts(sql, ids, "running", "host_id"),
+  ]);
   return rows.map((r) => ({
     id: r.id,
     name: r.name,
@@ -42,7 +43,7 @@ export async function consoleHosts(sql: Sql, limit: number): Promise<ConsoleHost
     lastConnectedAt: r.last_connected_at?.toISOString() ?? null,
     connections: r.connections,
     replicas: r.replicas,
-    pendingCalls: r.pending_calls,
-    runningCalls: r.running_calls,
+    pendingCalls: pending.get(r.id) ?? 0,
+    runningCalls: running.get(r.id) ?? 0,
   }));
 }

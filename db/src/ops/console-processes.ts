@@ -1,6 +1,7 @@
 import type { ConsoleProcess } from "@aexhq/brain-contracts";
 import type { Sql } from "postgres";
 import { tables } from "../tables.js";
+import { openCallCounts } from "./console-open-calls.js";
 import { SERVER_STALE_SECONDS } from "./ownership.js";
 
 interface Row {
@@ -13,7 +14,6 @@ interface Row {
   heartbeat_age_ms: number;
   stopped_at: Date | null;
   connections: number;
-  running_calls: number;
 }
 
 /**
@@ -32,12 +32,16 @@ export async function consoleProcesses(sql: Sql, limit: number): Promise<Console
            GREATEST(0, extract(epoch FROM now() - v.heartbeat_at) * 1000)::float8 AS heartbeat_age_ms,
            v.stopped_at,
            (SELECT count(*)::int FROM ${brain.host_connections} hc WHERE hc.server_id = v.id AND hc.closed_at IS NULL)
-             AS connections,
-           (SELECT count(*)::int FROM ${brain.host_connections} hc JOIN ${brain.calls} c ON c.connection_id = hc.id
-             WHERE hc.server_id = v.id AND hc.closed_at IS NULL AND c.state IN ('running', 'returned')) AS running_calls
+             AS connections
     FROM ${brain.servers} v
     ORDER BY v.stopped_at IS NULL DESC, v.heartbeat_at DESC, v.id
     LIMIT ${limit}`;
+  const running = await openCallCounts(
+    sql,
+    rows.map((r) => r.id),
+    "running",
+    "server_id",
+  );
   return rows.map((r) => ({
     id: r.id,
     kind: r.kind,
@@ -48,6 +52,6 @@ export async function consoleProcesses(sql: Sql, limit: number): Promise<Console
     heartbeatAgeMs: Math.round(r.heartbeat_age_ms),
     stoppedAt: r.stopped_at?.toISOString() ?? null,
     connections: r.connections,
-    runningCalls: r.running_calls,
+    runningCalls: running.get(r.id) ?? 0,
   }));
 }

@@ -65,20 +65,8 @@ export function journalEnvironmentOperation<R>(
       const payload = w.payload(result);
       const bytes = Buffer.byteLength(ENVIRONMENT_OPERATION_KIND) + Buffer.byteLength(JSON.stringify(payload));
       if (w.maxBytes !== undefined) {
-        const charged = await tx`
-          WITH c AS (
-            -- The session share-locked, as the dropped foreign key did (migration 0014): no budget
-            -- row for a session deleted meanwhile.
-            SELECT c.session_id, c.activation_seq FROM ${brain.calls} c JOIN ${brain.sessions} x ON x.id = c.session_id
-            WHERE c.session_id = ${w.sessionId} AND c.seq = ${w.call} AND ${bytes}::bigint <= ${w.maxBytes}::bigint
-            FOR KEY SHARE OF x
-          )
-          INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
-          SELECT session_id, activation_seq, ${bytes}::bigint FROM c
-          ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
-          WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${w.maxBytes}::bigint
-          RETURNING 1`;
-        if (charged.length === 0) {
+        const charged = await chargeBudget(tx, w.sessionId, w.call, bytes, w.maxBytes);
+        if (!charged) {
           await refuseEmissionIn(tx, w.sessionId, w.call, ENVIRONMENT_OPERATION_KIND, bytes);
           return { seq: null, result, bytes, refused: "budget_exceeded" };
         }
@@ -87,4 +75,34 @@ export function journalEnvironmentOperation<R>(
       return { seq: records[0]?.seq ?? null, result, bytes, refused: null };
     },
   };
+}
+
+/**
+ * Adds `bytes` to the budget row of the call's activation unless that would pass `maxBytes`;
+ * false when refused (or when the call is gone). Two statements, each routed whole to the
+ * session's worker on a Citus cluster (an INSERT fed by a locking CTE is not).
+ */
+async function chargeBudget(
+  tx: TransactionSql,
+  sessionId: string,
+  call: number,
+  bytes: number,
+  maxBytes: number,
+): Promise<boolean> {
+  if (bytes > maxBytes) return false;
+  const brain = tables(tx);
+  // The session share-locked, as the dropped foreign key did (migration 0014): no budget row for
+  // a session deleted meanwhile.
+  const [target] = await tx<{ activation_seq: number }[]>`
+    SELECT c.activation_seq FROM ${brain.calls} c JOIN ${brain.sessions} x ON x.id = c.session_id
+    WHERE c.session_id = ${sessionId} AND x.id = ${sessionId} AND c.seq = ${call}
+    FOR KEY SHARE OF x`;
+  if (!target) return false;
+  const charged = await tx`
+    INSERT INTO ${brain.activation_budgets} AS ab (session_id, activation_seq, emitted_bytes)
+    VALUES (${sessionId}, ${target.activation_seq}, ${bytes})
+    ON CONFLICT (session_id, activation_seq) DO UPDATE SET emitted_bytes = ab.emitted_bytes + excluded.emitted_bytes
+    WHERE ab.emitted_bytes + excluded.emitted_bytes <= ${maxBytes}::bigint
+    RETURNING 1`;
+  return charged.length > 0;
 }

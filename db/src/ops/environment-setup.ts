@@ -57,8 +57,8 @@ export async function attemptEnvironmentSetup(
     const [r] = await tx<RawRow[]>`
       UPDATE ${brain.environments} e SET status = ${verdict.ok ? "ready" : "failed"},
              setup_error = ${verdict.ok ? null : verdict.error.slice(0, 8192)}
-      WHERE e.session_id = ${sessionId} AND e.name = ${name} AND e.updated_at::text = ${env.row.version}
-      RETURNING e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version`;
+      WHERE e.session_id = ${sessionId} AND e.name = ${name} AND e.revision = ${env.row.version}::bigint
+      RETURNING e.name, e.type, e.config, e.status, e.setup_error, e.revision::text AS version`;
     // Changed while it ran: this result is for a configuration that no longer exists.
     const current = r ? toRow(r) : (await readEnvironment(tx, sessionId, name))?.row;
     attempt = current ? { kind: "done", row: current, ran: true } : { kind: "missing" };

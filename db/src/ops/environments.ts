@@ -26,7 +26,7 @@ export interface EnvironmentRow {
   /** An Environment without a setup request is always ready. */
   status: EnvironmentStatus;
   setupError: string | null;
-  /** When its configuration last changed: a setup only records its result for the configuration it ran. */
+  /** Its configuration's revision: a setup only records its result for the configuration it ran. */
   version: string;
 }
 
@@ -62,7 +62,7 @@ export function toRow(r: RawRow): EnvironmentRow {
 export async function listEnvironments(sql: Db, sessionId: string): Promise<EnvironmentRow[]> {
   const brain = tables(sql);
   const rows = await sql<RawRow[]>`
-    SELECT e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version FROM ${brain.environments} e WHERE e.session_id = ${sessionId} ORDER BY e.name`;
+    SELECT e.name, e.type, e.config, e.status, e.setup_error, e.revision::text AS version FROM ${brain.environments} e WHERE e.session_id = ${sessionId} ORDER BY e.name`;
   return rows.map(toRow);
 }
 
@@ -70,7 +70,7 @@ export async function listEnvironments(sql: Db, sessionId: string): Promise<Envi
 export async function readEnvironment(sql: Db, sessionId: string, name: string): Promise<StoredEnvironment | null> {
   const brain = tables(sql);
   const [r] = await sql<(RawRow & { key_id: string | null; nonce: Buffer; ciphertext: Buffer; tag: Buffer })[]>`
-    SELECT e.name, e.type, e.config, e.status, e.setup_error, e.updated_at::text AS version, k.key_id, k.nonce, k.ciphertext, k.tag
+    SELECT e.name, e.type, e.config, e.status, e.setup_error, e.revision::text AS version, k.key_id, k.nonce, k.ciphertext, k.tag
     FROM ${brain.environments} e
     LEFT JOIN ${brain.session_secrets} k ON k.session_id = e.session_id AND k.name = ${environmentSecret(name)}
     WHERE e.session_id = ${sessionId} AND e.name = ${name}`;
@@ -187,7 +187,7 @@ export async function replaceEnvironment(
   const brain = tables(tx);
   await tx`
     UPDATE ${brain.environments} SET config = ${JSON.stringify(config)}::text::jsonb, status = 'new', setup_error = NULL,
-           updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')
+           revision = revision + 1, updated_at = now()
     WHERE session_id = ${sessionId} AND name = ${name}`;
   if (headers !== undefined) await writeHeaders(tx, sessionId, name, headers);
 }

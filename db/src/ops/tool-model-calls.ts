@@ -96,10 +96,12 @@ export function startToolModelCall(
                EXISTS (SELECT 1 FROM open_call) AS open,
                (SELECT activation_seq FROM open_call) AS activation,
                (SELECT (extract(epoch FROM deadline_at) * 1000)::float8 FROM open_call) AS deadline,
+               -- The record r wrote left out by name: one Postgres never shows it to this
+               -- statement, a Citus cluster (which runs each CTE as a step of its own) does.
                CASE WHEN ${countPrior}::boolean THEN
                  (SELECT count(*)::int FROM ${brain.records}
                    WHERE session_id = ${ref.sessionId} AND kind = 'model_call_started'
-                     AND payload->'origin'->>'type' = 'tool')
+                     AND payload->'origin'->>'type' = 'tool' AND seq IS DISTINCT FROM (SELECT seq FROM r))
                ELSE 0 END AS index`.then(([row]) => ({
         seq: row?.seq ?? null,
         open: row?.open ?? false,

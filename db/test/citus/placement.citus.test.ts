@@ -1,7 +1,24 @@
 import { randomUUID } from "node:crypto";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connect } from "@aexhq/brain-db/connect";
-import { DISTRIBUTED, migrate, placedOnCitus, placeOnCitus, REFERENCE } from "@aexhq/brain-db/migrate";
-import { appendUnchecked, ensureJournalPartitions, registerServer } from "@aexhq/brain-db/ops";
+import {
+  DISTRIBUTED,
+  loadMigrations,
+  MIGRATIONS_DIR,
+  migrate,
+  placedOnCitus,
+  placeOnCitus,
+  REFERENCE,
+} from "@aexhq/brain-db/migrate";
+import {
+  appendUnchecked,
+  ensureJournalPartitions,
+  insertEnvironment,
+  registerServer,
+  replaceEnvironment,
+} from "@aexhq/brain-db/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmptyDatabase, type TestDatabase } from "../../../testkit/database.js";
 import { bareSession, runAlone } from "../../../testkit/session-rows.js";
@@ -154,5 +171,31 @@ describe("placeOnCitus", () => {
     });
     const [named] = await db.sql<{ host_id: string }[]>`SELECT host_id FROM sessions LIMIT 1`;
     await expect(db.sql`DELETE FROM hosts WHERE id = ${named!.host_id}`).rejects.toMatchObject({ code: "23503" });
+  });
+
+  it("migrates a placed install on: a later release's migrations reach every shard", async () => {
+    // The install placed by a release whose last migration came before the newest one.
+    const older = mkdtempSync(join(tmpdir(), "brain-migrations-"));
+    const all = loadMigrations();
+    for (const m of all.slice(0, -1)) cpSync(join(MIGRATIONS_DIR, m.name), join(older, m.name));
+    const other = await createEmptyDatabase();
+    try {
+      await migrate(other.sql, "brain", older);
+      expect(await placeOnCitus(other.sql, "brain")).toBe(true);
+      const { ids } = await journals(other, 2);
+      expect(await migrate(other.sql, "brain")).toEqual([all.at(-1)!.version]);
+      // Migration 0025's column, used where the session's shard is.
+      await other.sql.begin(async (tx) => {
+        const config = { baseUrl: "http://127.0.0.1:1", headerNames: [] };
+        expect(await insertEnvironment(tx, ids[1]!, { name: "e", config, headers: null })).toBe("created");
+        await replaceEnvironment(tx, ids[1]!, "e", config, undefined);
+      });
+      const [row] = await other.sql<{ revision: string }[]>`
+        SELECT revision::text FROM environments WHERE session_id = ${ids[1]!} AND name = 'e'`;
+      expect(row?.revision).toBe("1");
+    } finally {
+      rmSync(older, { recursive: true, force: true });
+      await other.drop();
+    }
   });
 });

@@ -14,9 +14,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { startBrain } from "../../../testkit/brain.js";
 import { startedBeforeAll } from "../../../testkit/fixtures.js";
+import { connectHost, registerHostOn, socketsClosedAfterAll } from "../../../testkit/host-sockets.js";
 import { until } from "../../../testkit/wait.js";
 
 const server = startedBeforeAll(() => startBrain());
+const sockets = socketsClosedAfterAll();
 
 interface Answer {
   status: number;
@@ -228,6 +230,32 @@ describe("console read routes", () => {
     expect(recent.calls).toHaveLength(1);
     expect(recent.calls[0]).toMatchObject({ status: "ended", outcome: "cancelled" });
     expect(recent.calls[0]?.endedAt).not.toBeNull();
+  });
+
+  it("count a connected host's sockets and running calls, on the host and on its server", async () => {
+    const host = await registerHostOn(server, "connected host");
+    const socket = await connectHost(server, host.id, host.token, sockets);
+    expect((await socket.next()).type).toBe("welcome");
+    const created = await call("POST", "/v1/sessions", {
+      body: {
+        model: { provider: "scripted", script: [{ toolCalls: [{ name: "lookup", input: { id: "1" } }] }] },
+        hostId: host.id,
+        tools: [lookup],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const session = SessionSchema.parse(created.json);
+    expect((await call("POST", `/v1/sessions/${session.id}/messages`, { body: { text: "go" } })).status).toBe(201);
+    expect((await socket.next()).type).toBe("invoke");
+
+    const hosts = ConsoleHostListSchema.parse((await call("GET", "/v1/console/hosts")).json).hosts;
+    expect(hosts.find((h) => h.id === host.id)).toMatchObject({ connections: 1, pendingCalls: 0, runningCalls: 1 });
+    const serverId = ((await call("GET", "/healthz")).json as { serverId: string }).serverId;
+    const processes = ConsoleProcessListSchema.parse((await call("GET", "/v1/console/processes")).json).processes;
+    const self = processes.find((p) => p.id === serverId);
+    // Other tests' sockets may be open on this server too: at least this one and its call.
+    expect(self?.connections).toBeGreaterThanOrEqual(1);
+    expect(self?.runningCalls).toBeGreaterThanOrEqual(1);
   });
 
   it("list Brain's processes: live, silent and stopped", async () => {
