@@ -15,6 +15,7 @@ const SUITE = [
   "server/test/tools/approvals.test.ts",
   "server/test/api/http-api.test.ts",
   "server/test/reliability/parked-takeover.test.ts",
+  "server/test/operations/retention.test.ts",
   "db/test/environment-setup.test.ts",
   "server/test/environments/*.test.ts",
   "server/test/mcp/*.test.ts",

@@ -12,7 +12,7 @@ export const RETENTION_PERIOD_MS = 10 * 60_000;
  * Background retention: every period, each server tries the prune lock; the one that gets it
  * deletes what is older than BRAIN_RETENTION_DAYS in small batches (see prune in @aexhq/brain-db),
  * off the hot path. BRAIN_RETENTION_DAYS=0 keeps everything. Returns a stop function. On a Citus
- * cluster, ended sessions go one a transaction and the shared tables are kept (PruneOptions.citus).
+ * cluster, ended sessions go one a transaction and the shared tables a page at a time (PruneOptions.citus).
  */
 export function startRetention(rt: RetentionDeps, periodMs = RETENTION_PERIOD_MS): () => void {
   if (rt.config.retentionDays <= 0) return () => {};

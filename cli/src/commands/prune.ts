@@ -1,5 +1,4 @@
 import { parseArgs } from "node:util";
-import { distributedOnCitus } from "@aexhq/brain-db/migrate";
 import { prune } from "@aexhq/brain-db/ops";
 import type { CliEnv } from "../config.js";
 import { withDatabase } from "../database.js";
@@ -18,7 +17,7 @@ export function parseAge(text: string): number {
 /**
  * `brain prune [--older-than 7d] [--dry-run]`: what background retention does, on demand; the age
  * defaults to BRAIN_RETENTION_DAYS. It waits for a server's prune in progress rather than racing it.
- * On a Citus cluster the shared tables are not pruned (their rows show 0).
+ * On a Citus cluster it finds out by itself (docs/scaling.md, retention on a cluster).
  */
 export async function pruneCommand(args: string[], env: CliEnv): Promise<number> {
   const { values } = parseArgs({
@@ -33,8 +32,7 @@ export async function pruneCommand(args: string[], env: CliEnv): Promise<number>
   }
   const dryRun = values["dry-run"] === true;
   const counts = await withDatabase(env, async (sql) => {
-    const citus = await distributedOnCitus(sql, env.schema);
-    return prune(sql, env.schema, { olderThanSeconds: seconds, dryRun, wait: true, citus });
+    return prune(sql, env.schema, { olderThanSeconds: seconds, dryRun, wait: true });
   });
   const result = { dryRun, olderThanSeconds: seconds, ...counts };
   if (values.json) printJson(result);

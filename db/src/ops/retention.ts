@@ -1,8 +1,10 @@
 import type { Sql } from "postgres";
+import { distributedOnCitus } from "../citus.js";
 import { openLane, throughPooler } from "../connect.js";
 import { tables } from "../tables.js";
 import { dropJournalWeek } from "./journal-partitions.js";
-import { noneCounted, type PruneCounts, RULES } from "./retention-rules.js";
+import { expired, noneCounted, type PruneCounts, RULES, type Rule } from "./retention-rules.js";
+import { pruneShared } from "./retention-shared.js";
 import { deleteSessionsIn } from "./session-delete.js";
 
 export { IDEMPOTENCY_KEEP_SECONDS, type PruneCounts } from "./retention-rules.js";
@@ -11,6 +13,8 @@ export { IDEMPOTENCY_KEEP_SECONDS, type PruneCounts } from "./retention-rules.js
 export const PRUNE_BATCH = 50;
 /** Journal records per batch: a long session's journal goes in several transactions, not one. */
 export const PRUNE_RECORDS_BATCH = 5000;
+/** Keys a dry run on a Citus cluster checks at a time. */
+const COUNT_PAGE = 1000;
 
 export interface PruneOptions {
   /** Rows older than this many seconds go; ended sessions by `ended_at`. */
@@ -26,9 +30,10 @@ export interface PruneOptions {
   /** Stops between batches (a server shutting down). */
   signal?: AbortSignal;
   /**
-   * The tables are distributed on a Citus cluster (docs/scaling.md), which locks rows of one shard
-   * at a time: each ended session is deleted in a transaction of its own, no week is dropped
-   * whole, and the shared (reference) tables are left as they are.
+   * The tables are distributed on a Citus cluster (docs/scaling.md; default: asked of the
+   * database), which locks rows of one shard at a time: each ended session is deleted in a
+   * transaction of its own, no week is dropped whole, and a shared (reference) table's rows are
+   * checked against the session tables that hold them a batch at a time (retention-shared.ts).
    */
   citus?: boolean;
 }
@@ -52,7 +57,7 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
   try {
     // Through a pooler, a session lock would stay on whichever backend took it: none is taken.
     // Pruners side by side only share the work (each batch skips the rows another holds).
-    if (throughPooler(reserved)) return await run(sql, options);
+    if (throughPooler(reserved)) return await run(sql, schema, options);
     const key = lockKey(schema);
     if (options.wait) await reserved`SELECT pg_advisory_lock(hashtextextended(${key}, 0))`;
     else {
@@ -60,7 +65,7 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
       if (!row?.ok) return null;
     }
     try {
-      return await run(sql, options);
+      return await run(sql, schema, options);
     } finally {
       await reserved`SELECT pg_advisory_unlock(hashtextextended(${key}, 0))`;
     }
@@ -69,10 +74,8 @@ export async function prune(sql: Sql, schema: string, options: PruneOptions): Pr
   }
 }
 
-/** The rules that apply: on a Citus cluster not those of the shared (reference) tables (their counts stay 0). */
-function rulesFor(citus = false) {
-  return RULES.filter((rule) => !(citus && rule.shared));
-}
+/** On a Citus cluster, a rule whose rows session tables hold goes a batch of keys at a time. */
+const apart = (rule: Rule, citus = false) => citus && rule.holders.length > 0;
 
 /** Runs `step` with `limit` until it does less than that (each its own transaction), or `signal` aborts. */
 async function loop(signal: AbortSignal | undefined, limit: number, step: (limit: number) => Promise<number>) {
@@ -88,11 +91,16 @@ async function loop(signal: AbortSignal | undefined, limit: number, step: (limit
 async function pruneBatches(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   const counts = o.citus ? await pruneSessionsApart(sql, o) : await pruneJournals(sql, o);
   const brain = tables(sql);
-  for (const rule of rulesFor(o.citus)) {
-    counts[rule.counts] = await loop(o.signal, rule.batch(o.batch ?? PRUNE_BATCH), async (limit) => {
+  for (const rule of RULES) {
+    const limit = rule.batch(o.batch ?? PRUNE_BATCH);
+    if (apart(rule, o.citus)) {
+      counts[rule.counts] = await pruneShared(sql, rule, o.olderThanSeconds, limit, { signal: o.signal });
+      continue;
+    }
+    counts[rule.counts] = await loop(o.signal, limit, async (limit) => {
       const rows = await sql`
         DELETE FROM ${brain[rule.from]} ${sql(rule.as)} WHERE (${sql.unsafe(rule.key)}) IN (
-          SELECT ${sql.unsafe(rule.key)} FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${rule.expired(sql, o.olderThanSeconds, brain)}
+          SELECT ${sql.unsafe(rule.key)} FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${expired(rule, sql, o.olderThanSeconds, brain)}
           LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING 1`;
       return rows.length;
@@ -177,21 +185,26 @@ async function pruneJournals(sql: Sql, o: PruneOptions): Promise<PruneCounts> {
   return counts;
 }
 
-/** What a prune would delete now: the same conditions, counted (on a cluster, not the shared tables). */
+/** What a prune would delete now: the same conditions, counted. */
 async function count(sql: Sql, secs: number, citus = false): Promise<PruneCounts> {
   const brain = tables(sql);
-  const expired = sql`status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})`;
+  const ended = sql`status = 'ended' AND ended_at < now() - make_interval(secs => ${secs})`;
   const [journals] = await sql<{ sessions: string; records: string }[]>`
-    SELECT count(*) AS sessions, coalesce(sum(last_seq), 0) AS records FROM ${brain.sessions} WHERE ${expired}`;
+    SELECT count(*) AS sessions, coalesce(sum(last_seq), 0) AS records FROM ${brain.sessions} WHERE ${ended}`;
   const counts = { ...noneCounted(), sessions: Number(journals!.sessions), records: Number(journals!.records) };
-  for (const rule of rulesFor(citus)) {
+  for (const rule of RULES) {
+    if (apart(rule, citus)) {
+      counts[rule.counts] = await pruneShared(sql, rule, secs, COUNT_PAGE, { dryRun: true });
+      continue;
+    }
     const [row] = await sql<{ n: string }[]>`
-      SELECT count(*) AS n FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${rule.expired(sql, secs, brain)}`;
+      SELECT count(*) AS n FROM ${brain[rule.from]} ${sql(rule.as)} WHERE ${expired(rule, sql, secs, brain)}`;
     counts[rule.counts] = Number(row!.n);
   }
   return counts;
 }
 
-function run(sql: Sql, options: PruneOptions): Promise<PruneCounts> {
-  return options.dryRun ? count(sql, options.olderThanSeconds, options.citus) : pruneBatches(sql, options);
+async function run(sql: Sql, schema: string, options: PruneOptions): Promise<PruneCounts> {
+  const o = { ...options, citus: options.citus ?? (await distributedOnCitus(sql, schema)) };
+  return o.dryRun ? count(sql, o.olderThanSeconds, o.citus) : pruneBatches(sql, o);
 }
