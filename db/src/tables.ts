@@ -13,6 +13,7 @@ export const RELATIONS = [
   "calls",
   "component_uploads",
   "components",
+  "drop_empty_journal_weeks",
   "drop_journal_partitions",
   "ensure_journal_partitions",
   "environments",

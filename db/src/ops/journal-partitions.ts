@@ -50,3 +50,20 @@ export async function dropJournalWeek(sql: Sql, olderThanSeconds: number): Promi
     records: Number(row?.dropped_records ?? 0),
   };
 }
+
+/**
+ * Drops at most `weeks` past weeks whose sessions are all gone and whose partitions are empty
+ * (migration 0026): what retention on a Citus cluster, which deletes sessions one by one, leaves.
+ * Gives up for this time when a detach waits a second for its lock. Returns the weeks dropped.
+ */
+export async function dropEmptyJournalWeeks(sql: Sql, olderThanSeconds: number, weeks = 1): Promise<number> {
+  const brain = tables(sql);
+  try {
+    const [row] = await sql<{ dropped: number }[]>`
+      SELECT ${brain.drop_empty_journal_weeks}(now() - make_interval(secs => ${olderThanSeconds}), ${weeks}) AS dropped`;
+    return row?.dropped ?? 0;
+  } catch (error) {
+    if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return 0;
+    throw error;
+  }
+}

@@ -2,7 +2,7 @@ import type { Sql } from "postgres";
 import { distributedOnCitus } from "../citus.js";
 import { openLane, throughPooler } from "../connect.js";
 import { tables } from "../tables.js";
-import { dropJournalWeek } from "./journal-partitions.js";
+import { dropEmptyJournalWeeks, dropJournalWeek } from "./journal-partitions.js";
 import { expired, noneCounted, type PruneCounts, RULES, type Rule } from "./retention-rules.js";
 import { pruneShared } from "./retention-shared.js";
 import { deleteSessionsIn } from "./session-delete.js";
@@ -32,7 +32,7 @@ export interface PruneOptions {
   /**
    * The tables are distributed on a Citus cluster (docs/scaling.md; default: asked of the
    * database), which locks rows of one shard at a time: each ended session is deleted in a
-   * transaction of its own, no week is dropped whole, and a shared (reference) table's rows are
+   * transaction of its own, a week is dropped once it is left empty, and a shared (reference) table's rows are
    * checked against the session tables that hold them a batch at a time (retention-shared.ts).
    */
   citus?: boolean;
@@ -132,6 +132,9 @@ async function pruneSessionsApart(sql: Sql, o: PruneOptions): Promise<PruneCount
     }
     return expired.length;
   });
+  // Then the weeks that left empty, one a transaction (a detach waits for its lock).
+  let dropped = 1;
+  while (dropped > 0 && !o.signal?.aborted) dropped = await dropEmptyJournalWeeks(sql, o.olderThanSeconds);
   return counts;
 }
 
