@@ -4,8 +4,8 @@ import { defineConfig } from "vitest/config";
 // testkit/global-setup.ts start a coordinator and two workers, and each test database a cluster
 // of its own, its tables distributed. Files named *.citus.test.ts run only here (they need the
 // cluster); beside them, a representative part of the suite (SUITE): turns, tools, approvals, the
-// API, Environments, MCP tasks, the console's lists and a worker's component calls; the rest as in
-// vitest.config.ts.
+// API, named hosts, tokens, Environments, MCP tasks, the console's lists, a worker's component
+// calls and retention; the rest as in vitest.config.ts.
 // Not here: tests timed on the writer's merging (wake-batching's three commits inside 5 ms, budget
 // refusals by the thousand), which a cluster writes one statement a write.
 const SUITE = [
@@ -20,6 +20,9 @@ const SUITE = [
   "server/test/environments/*.test.ts",
   "server/test/mcp/*.test.ts",
   "server/test/observability/console-api.test.ts",
+  "server/test/hosts/named-hosts.test.ts",
+  "db/test/named-host-shares.test.ts",
+  "sdk/test/brain-tokens.test.ts",
   "worker/test/host-functions.test.ts",
   "worker/test/worker-process.test.ts",
 ];

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { ToolPlacement } from "@aexhq/brain-contracts";
 import { channelFor } from "@aexhq/brain-db/commits";
+import { distributedOnCitus } from "@aexhq/brain-db/migrate";
 import {
   appendRecords,
   claimNamedCalls,
@@ -23,10 +24,13 @@ import { createTestDatabase, type TestDatabase } from "../../testkit/database.js
 
 let db: TestDatabase;
 let writer: JournalWriter;
+/** On a Citus cluster (the Citus leg runs this file too), the claims as servers there make them. */
+let citus = false;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 4 });
-  writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID() });
+  citus = await distributedOnCitus(db.sql, "brain");
+  writer = new JournalWriter(db.sql, { channel: channelFor("brain"), origin: randomUUID(), citus });
 });
 afterAll(async () => {
   await writer?.close();
@@ -108,9 +112,9 @@ describe("named hosts after an outage", () => {
       );
     }
     // Two replicas count: half of the four calls.
-    expect(await writer.submit(claimNamedCalls(hostId, here, presuming))).toHaveLength(2);
+    expect(await writer.submit(claimNamedCalls(hostId, here, { judge: presuming, citus }))).toHaveLength(2);
     // Judged without the presumption, the silent server's replica does not count: the rest.
-    expect(await writer.submit(claimNamedCalls(hostId, here, NO_JUDGEMENT))).toHaveLength(2);
+    expect(await writer.submit(claimNamedCalls(hostId, here, { judge: NO_JUDGEMENT, citus }))).toHaveLength(2);
   });
 
   it("a new session's tools are checked against a presumed-live server's replica too", async () => {

@@ -189,7 +189,7 @@ function wireServices(base: Base & { started: Started }): Runtime {
   const turns = new TurnNotices();
   const repairs = new PendingRepairs((err, key) => base.log.error({ err, key }, "a deferred journal write failed"));
   // The dispatcher needs none of the actors, the actors need the dispatcher: built in that order.
-  const dispatch = new Dispatcher({ config, hosts, writer, liveness });
+  const dispatch = new Dispatcher({ config, hosts, writer, liveness, distributed: base.distributed });
   const shared = { ...base, deadlineJobs, dispatch, turns, secrets, modelTransport, quotas };
   const actors = new ActorRegistry(shared);
   const toolModels = new ToolModelCalls({

@@ -94,8 +94,8 @@ export {
   type NewMcpTask,
   withMcpTask,
 } from "../ops/mcp-tasks.js";
+export { claimNamedCalls, type NamedClaimOptions } from "../ops/named-host-claims.js";
 export {
-  claimNamedCalls,
   closeReplicaConnection,
   insertReplica,
   openReplicaConnection,

@@ -60,10 +60,14 @@ export async function listAppTokens(sql: Sql): Promise<AppTokenRow[]> {
 /** Revokes a token; revoking it again keeps the first revocation time. Null when there is none. */
 export async function revokeAppToken(sql: Sql, id: string): Promise<AppTokenRow | null> {
   const brain = tables(sql);
+  // Two statements, not coalesce(revoked_at, now()): a Citus cluster (where tokens are a
+  // reference table) refuses a clock read inside COALESCE.
   const [row] = await sql<AppTokenRow[]>`
-    UPDATE ${brain.app_tokens} SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+    UPDATE ${brain.app_tokens} SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL
     RETURNING ${sql.unsafe(COLUMNS)}`;
-  return row ?? null;
+  if (row) return row;
+  const [revoked] = await sql<AppTokenRow[]>`SELECT ${sql.unsafe(COLUMNS)} FROM ${brain.app_tokens} WHERE id = ${id}`;
+  return revoked ?? null;
 }
 
 /** Of these application tokens, the ones revoked. */

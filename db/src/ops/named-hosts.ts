@@ -1,10 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { BrainError, servedDifferences, type ToolPlacement } from "@aexhq/brain-contracts";
 import type { Sql, TransactionSql } from "postgres";
-import { emptyKeys } from "../commit-keys.js";
 import { tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
-import { type DispatchedCall, dispatchedCall } from "./dispatch.js";
 import { type EndedCall, endCalls } from "./end-calls.js";
 import { type Judgement, liveServer, NO_JUDGEMENT } from "./ownership.js";
 import { checkQuota } from "./quotas.js";
@@ -146,66 +144,6 @@ export async function openReplicaConnection(
       INSERT INTO ${brain.host_connections} (id, host_id, server_id, replica_id)
       VALUES (${c.id}, ${c.hostId}, ${c.serverId}, ${c.replicaId})`;
   });
-}
-
-/**
- * Claims pending calls of a named host for one of its replica connections: at most its fair share
- * (the host's open and pending calls over its live replicas, rounded up, less what it already
- * runs), oldest first. Every server holding a replica is told of new pending calls and claims for
- * its own connections, so the calls spread over the replicas, least loaded first; the claim
- * commits before any frame is sent (at most once), and the host lock keeps two claims from both
- * counting the same free share.
- */
-export function claimNamedCalls(
-  hostId: string,
-  connectionId: string,
-  judge: Judgement = NO_JUDGEMENT,
-): WriteOp<DispatchedCall[]> {
-  return {
-    exclusive: true,
-    keys: emptyKeys,
-    run: async (tx) => {
-      const brain = tables(tx);
-      await tx`SELECT 1 FROM ${brain.hosts} WHERE id = ${hostId} FOR UPDATE`;
-      const rows = await tx<Parameters<typeof dispatchedCall>[0][]>`
-        WITH live AS (
-          SELECT hc.id FROM ${brain.host_connections} hc JOIN ${brain.servers} v ON v.id = hc.server_id
-          WHERE hc.host_id = ${hostId} AND hc.closed_at IS NULL AND hc.replica_id IS NOT NULL
-            AND ${liveServer(tx, judge)}
-        ),
-        load AS (
-          SELECT count(*) FILTER (WHERE connection_id = ${connectionId}) AS mine, count(*) AS total
-          FROM ${brain.calls} WHERE connection_id IN (SELECT id FROM live) AND state IN ('running', 'returned')
-        ),
-        waiting AS (
-          SELECT count(*) AS n FROM ${brain.calls} WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
-        ),
-        quota AS (
-          SELECT CASE WHEN EXISTS (SELECT 1 FROM live WHERE id = ${connectionId})
-                 THEN GREATEST(0, ceil((load.total + waiting.n)::numeric / (SELECT count(*) FROM live)) - load.mine)
-                 ELSE 0 END::bigint AS n
-          FROM load, waiting
-        ),
-        pick AS (
-          SELECT session_id, seq FROM ${brain.calls}
-          WHERE host_id = ${hostId} AND state = 'pending' AND executor = 'host'
-          ORDER BY started_at, session_id, seq
-          LIMIT (SELECT n FROM quota)
-          FOR UPDATE SKIP LOCKED
-        ),
-        c AS (
-          UPDATE ${brain.calls} SET state = 'running', connection_id = ${connectionId}, dispatched_at = statement_timestamp()
-          FROM pick WHERE calls.session_id = pick.session_id AND calls.seq = pick.seq
-          RETURNING calls.session_id, calls.seq, calls.tool, calls.deadline_at, calls.approved_input
-        )
-        SELECT c.session_id, c.seq, c.tool, COALESCE(c.approved_input, r.payload->'input') AS input,
-               c.approved_input IS NOT NULL AS approved,
-               (extract(epoch FROM c.deadline_at) * 1000)::float8 AS deadline
-        FROM c JOIN ${brain.records} r ON r.session_id = c.session_id AND r.seq = c.seq
-        ORDER BY c.session_id, c.seq`;
-      return rows.map(dispatchedCall);
-    },
-  };
 }
 
 /**

@@ -28,7 +28,7 @@ export class Dispatcher {
   /** Planned calls routed to nobody for another reason than an unknown tool: ended with this outcome. */
   private readonly refusals = new WeakMap<NewRecord, Outcome>();
 
-  constructor(private readonly rt: Pick<Services, "config" | "hosts" | "writer" | "liveness">) {}
+  constructor(private readonly rt: Pick<Services, "config" | "hosts" | "writer" | "liveness" | "distributed">) {}
 
   /**
    * tool_call_started records for a model response; each carries its routing and its deadline
@@ -192,7 +192,7 @@ export class Dispatcher {
   async claimFor(conn: HostLink, only?: string[]): Promise<void> {
     if (!conn.isOpen) return;
     const op = conn.replicaId
-      ? claimNamedCalls(conn.hostId, conn.id, this.rt.liveness.judgement())
+      ? claimNamedCalls(conn.hostId, conn.id, { judge: this.rt.liveness.judgement(), citus: this.rt.distributed })
       : claimPendingCalls(conn.hostId, conn.id, only ?? conn.servedSessions());
     const calls = await this.rt.writer.submit(op);
     for (const c of calls) {
