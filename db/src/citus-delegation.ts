@@ -25,6 +25,9 @@ function definition(schema: string): string {
 RETURNS SETOF record LANGUAGE plpgsql AS $fn$
 DECLARE
   statement text := p_statement;
+  swapped text := p_statement;
+  shard text;
+  here boolean := true;
   t text;
   name text;
   rel regclass;
@@ -34,9 +37,19 @@ BEGIN
     name := '${q}."' || t || '"';
     IF position(name IN statement) > 0 THEN
       rel := name::regclass;
-      statement := replace(statement, name, shard_name(rel, get_shard_id_for_distribution_column(rel, p_session)));
+      shard := shard_name(rel, get_shard_id_for_distribution_column(rel, p_session));
+      -- Not delegated (the shard is not here: Citus ran the call on the coordinator), the
+      -- statement runs as written, planned by Citus over the distributed tables.
+      IF to_regclass(shard) IS NULL THEN
+        here := false;
+        EXIT;
+      END IF;
+      swapped := replace(swapped, name, shard);
     END IF;
   END LOOP;
+  IF here THEN
+    statement := swapped;
+  END IF;
   prepared := 'brain_shard_' || md5(statement);
   IF NOT EXISTS (SELECT FROM pg_prepared_statements p WHERE p.name = prepared) THEN
     EXECUTE format('PREPARE %I(${types}) AS %s', prepared, statement);

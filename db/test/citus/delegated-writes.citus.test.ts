@@ -128,4 +128,20 @@ describe("journal writes on a Citus cluster", () => {
       expect(state.lastSeq).toBe(2);
     }
   });
+
+  it("a write Citus does not delegate (it runs the call on the coordinator) runs as written", async () => {
+    const id = randomUUID();
+    await clusterWriter().submit(bareSession(id, rows.hostId, rows.serverId));
+    const statement = `UPDATE "brain"."sessions" SET metadata = '{"seen": true}'::jsonb WHERE id = $1::uuid RETURNING id`;
+    // Citus delegates a call that is the whole query; from a subquery it runs it on the
+    // coordinator, where the session's shards are not: the statement goes to Citus as written.
+    const answer = await db.sql<{ id: string }[]>`
+      SELECT q.id FROM (SELECT * FROM brain.on_session_shards(${id}::uuid, ${statement}, ${[id]}::text[]) AS r(id uuid)
+                        OFFSET 0) q`;
+    expect(answer).toEqual([{ id }]);
+    const [row] = await db.sql<
+      { seen: boolean }[]
+    >`SELECT (metadata->>'seen')::boolean AS seen FROM sessions WHERE id = ${id}`;
+    expect(row?.seen).toBe(true);
+  });
 });
