@@ -173,16 +173,19 @@ export async function openStarts(sql: Sql, sessionId: string, upTo: number): Pro
   return rows.map(toRecord);
 }
 
-/** Moves cursors forward (never back: a slow former exporter cannot rewind one). */
+/**
+ * Moves cursors forward (never back: a slow former exporter cannot rewind one). The time comes in
+ * the inserted row: a Citus cluster refuses a function call in DO UPDATE SET.
+ */
 export async function advanceTraceCursors(sql: Sql, cursors: { sessionId: string; seq: number }[]): Promise<void> {
   const brain = tables(sql);
   if (cursors.length === 0) return;
   await sql`
-    INSERT INTO ${brain.trace_cursors} (session_id, exported_seq)
-    SELECT k.session_id, k.seq
+    INSERT INTO ${brain.trace_cursors} (session_id, exported_seq, exported_at)
+    SELECT k.session_id, k.seq, now()
     FROM unnest(${sql.array(cursors.map((c) => c.sessionId))}::uuid[], ${sql.array(cursors.map((c) => c.seq))}::bigint[])
          AS k(session_id, seq)
     JOIN ${brain.sessions} s ON s.id = k.session_id
     ON CONFLICT (session_id) DO UPDATE
-      SET exported_seq = GREATEST(trace_cursors.exported_seq, EXCLUDED.exported_seq), exported_at = now()`;
+      SET exported_seq = GREATEST(trace_cursors.exported_seq, EXCLUDED.exported_seq), exported_at = EXCLUDED.exported_at`;
 }
