@@ -19,6 +19,8 @@ const SUITE = [
   "db/test/environment-setup.test.ts",
   "server/test/environments/*.test.ts",
   "server/test/mcp/*.test.ts",
+  "examples/test/mcp.test.ts",
+  "server/test/security/key-rotation.test.ts",
   "server/test/observability/console-api.test.ts",
   "server/test/hosts/named-hosts.test.ts",
   "db/test/named-host-shares.test.ts",

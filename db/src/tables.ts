@@ -54,6 +54,22 @@ function optionsOf(sql: AnySql): object {
 const schemas = new WeakMap<object, string>();
 const cache = new Map<string, Tables>();
 
+const distributed = new WeakSet<object>();
+
+/**
+ * Records that `sql`'s tables are distributed on a Citus cluster, for it and every transaction
+ * or reservation of it: an append or a call transition run there is delegated whole to its
+ * session's worker (ops/on-session-shards.ts), also when another write runs it inside its own.
+ */
+export function bindDistributed(sql: AnySql): void {
+  distributed.add(optionsOf(sql));
+}
+
+/** Whether `sql` works on tables distributed on a Citus cluster (see bindDistributed). */
+export function isDistributed(sql: AnySql): boolean {
+  return distributed.has(optionsOf(sql));
+}
+
 /** Records that `sql` (and every transaction or reservation of it) works on `schema`. */
 export function bindSchema(sql: AnySql, schema: string): void {
   schemas.set(optionsOf(sql), schema);

@@ -1,5 +1,5 @@
 import type { Egress } from "@aexhq/brain-core/egress";
-import type { Sql } from "@aexhq/brain-db/connect";
+import { bindDistributed, type Sql } from "@aexhq/brain-db/connect";
 import { distributedOnCitus, migrateRights } from "@aexhq/brain-db/migrate";
 import { endCalls, registerServer, stopServer } from "@aexhq/brain-db/ops";
 import type { FastifyBaseLogger } from "fastify";
@@ -23,9 +23,11 @@ export interface RunningRuntime extends Runtime {
  */
 export async function startRuntime(config: Config, sql: Sql, log: FastifyBaseLogger): Promise<RunningRuntime> {
   const { may } = await migrateRights(sql, config.schema);
+  const distributed = await distributedOnCitus(sql, config.schema);
+  if (distributed) bindDistributed(sql);
   const { rt, started, boss, lag, liveness, egress, commits, closing } = buildRuntime(config, sql, log, {
     mayMigrate: may,
-    distributed: await distributedOnCitus(sql, config.schema),
+    distributed,
   });
   await boss.start();
   await rt.deadlineJobs.startWorker((err) => {

@@ -2,7 +2,13 @@ import { periodic } from "@aexhq/brain-contracts";
 import type { Egress } from "@aexhq/brain-core/egress";
 import type { ToolModelCalls } from "@aexhq/brain-core/models";
 import { type CommitFeed, type CommitHandler, listenForCommits } from "@aexhq/brain-db/commits";
-import { connectToRole, type DatabaseAvailability, lanesHoldSessions, type Sql } from "@aexhq/brain-db/connect";
+import {
+  bindDistributed,
+  connectToRole,
+  type DatabaseAvailability,
+  lanesHoldSessions,
+  type Sql,
+} from "@aexhq/brain-db/connect";
 import { distributedOnCitus, migrate, migrateRights } from "@aexhq/brain-db/migrate";
 import { endCalls, releaseResumableCalls, stopServer } from "@aexhq/brain-db/ops";
 import { startBoss, WORKER_QUEUE } from "@aexhq/brain-db/queue";
@@ -77,7 +83,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   await migrate(sql, options.schema);
   const identity = { current: await register(sql) };
-  const w = buildWorker(options, sql, log, identity, { distributed: await distributedOnCitus(sql, options.schema) });
+  const distributed = await distributedOnCitus(sql, options.schema);
+  if (distributed) bindDistributed(sql);
+  const w = buildWorker(options, sql, log, identity, { distributed });
   const stopHearing = await hearEndedCalls({ sql, log, ...w, commits: options.commits });
   let bossReady: PgBoss | undefined;
   const loops = startWorkerLoops({ sql, log, ...w, identity, boss: () => bossReady, backstopMs: options.backstopMs });

@@ -26,4 +26,4 @@ export {
   quoteIdent,
   SCHEMA_NAME_PATTERN,
 } from "../schema-name.js";
-export { bindSchema, type Relation, schemaOf, type Tables, tables } from "../tables.js";
+export { bindDistributed, bindSchema, type Relation, schemaOf, type Tables, tables } from "../tables.js";

@@ -2,7 +2,7 @@ import type { BrainRecordKind, RecordPayload } from "@aexhq/brain-contracts";
 import type { TransactionSql } from "postgres";
 import { type CommitKeys, emptyKeys, touchOf } from "../commit-keys.js";
 import { lazyRecord } from "../jsonb-order.js";
-import { tables } from "../tables.js";
+import { isDistributed, tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
 import { onSessionShards } from "./on-session-shards.js";
 import { uuidKey } from "./uuid-key.js";
@@ -184,7 +184,7 @@ export function appendUnchecked(
       input,
       many: (tx, all, delegated) => appendStatement(tx, all as AppendInput[], delegated),
     },
-    run: (tx) => appendStatement(tx, [input]).then(([result]) => result!),
+    run: (tx) => appendStatement(tx, [input], isDistributed(tx)).then(([result]) => result!),
     written: (result) => {
       if (result.records.length === 0) return null;
       const seqs = result.records.map((r) => r.seq);

@@ -2,7 +2,7 @@ import type { TransactionSql } from "postgres";
 import type { CallKey } from "../call-key.js";
 import { type CommitKeys, emptyKeys, Touch } from "../commit-keys.js";
 import { lazyRecord, storedRecord } from "../jsonb-order.js";
-import { tables } from "../tables.js";
+import { isDistributed, tables } from "../tables.js";
 import type { WriteOp } from "../writer/index.js";
 import { onSessionShards } from "./on-session-shards.js";
 import { uuidKey } from "./uuid-key.js";
@@ -136,7 +136,7 @@ export function transitionCall(
       input,
       many: (tx, all, delegated) => many(tx, all as TransitionInput[], delegated),
     },
-    run: (tx) => many(tx, [input]).then(([result]) => result!),
+    run: (tx) => many(tx, [input], isDistributed(tx)).then(([result]) => result!),
     written: (result) => {
       if (result.seq === null) return null;
       const first = result.seq - p.records.length + 1;

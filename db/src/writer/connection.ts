@@ -229,7 +229,7 @@ export class WriterConnection {
     // A dead connection is abandoned, never released: postgres.js would hand it out again with
     // no socket, and the next write on it would crash the process from inside the driver.
     if (this.current) void this.current.pool.end({ timeout: 0 }).catch(() => {});
-    const lane = openWriterLane(this.sql);
+    const lane = openWriterLane(this.sql, this.options.citus);
     this.current = lane;
     return lane;
   }

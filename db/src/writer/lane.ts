@@ -1,5 +1,6 @@
 import type { ReservedSql, Sql } from "postgres";
 import { openLane, throughPooler } from "../connect.js";
+import { bindDistributed } from "../tables.js";
 
 /** The journal writer's own connection: a one-connection pool, marked dead the moment its socket closes. */
 export interface Lane {
@@ -22,7 +23,7 @@ export interface Lane {
 }
 
 /** A new lane beside `sql`, connecting at once. */
-export function openWriterLane(sql: Sql): Lane {
+export function openWriterLane(sql: Sql, citus = false): Lane {
   const waiting = new Set<() => void>();
   const lane = {
     dead: false,
@@ -42,6 +43,7 @@ export function openWriterLane(sql: Sql): Lane {
     },
   } as Lane;
   lane.pool = openLane(sql, "brain-writer", { onClose: () => lane.kill() });
+  if (citus) bindDistributed(lane.pool);
   // Through a pooler each transaction may run on another backend: none is known, none is ended.
   const pooled = throughPooler(lane.pool);
   lane.conn = lane.pool.reserve().then(async (c) => {
