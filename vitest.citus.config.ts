@@ -21,6 +21,7 @@ const SUITE = [
   "server/test/mcp/*.test.ts",
   "examples/test/mcp.test.ts",
   "server/test/security/key-rotation.test.ts",
+  "db/test/server-heartbeat.test.ts",
   "server/test/observability/console-api.test.ts",
   "server/test/hosts/named-hosts.test.ts",
   "db/test/named-host-shares.test.ts",

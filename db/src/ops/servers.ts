@@ -27,9 +27,10 @@ export async function heartbeat(sql: Sql, id: string): Promise<{ verdict: "alive
   // Declared dead meanwhile; or silent so long that retention removed its row (stopped and silent
   // for the whole retention window): it registers again, else it would beat into nothing and look
   // dead to every other server for good. A row registered again has no URL until the next start.
+  // The time in the inserted row: a Citus cluster refuses a function call in DO UPDATE SET.
   const [revived] = await sql<{ at: Date }[]>`
-    INSERT INTO ${brain.servers} (id, kind) VALUES (${id}, 'server')
-    ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+    INSERT INTO ${brain.servers} (id, kind, heartbeat_at) VALUES (${id}, 'server', now())
+    ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at, stopped_at = NULL
     RETURNING heartbeat_at AS at`;
   return { verdict: "revived", at: revived!.at };
 }
